@@ -1,0 +1,30 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace sluice {
+
+enum class TypeId : uint8_t { kBigint, kDouble, kDecimal, kString, kBoolean, kTimestamp };
+
+/// The type of a column. DECIMAL carries its precision and scale.
+struct DataType {
+  TypeId id = TypeId::kBigint;
+  uint8_t precision = 0;  ///< DECIMAL only: total digits, 1 to 38.
+  uint8_t scale = 0;      ///< DECIMAL only: digits after the point, 0 to precision.
+
+  static DataType bigint() { return {TypeId::kBigint}; }
+  static DataType float64() { return {TypeId::kDouble}; }
+  /// Throws ConfigError unless 1 <= precision <= 38 and 0 <= scale <= precision.
+  static DataType decimal(int precision, int scale);
+  static DataType string() { return {TypeId::kString}; }
+  static DataType boolean() { return {TypeId::kBoolean}; }
+  static DataType timestamp() { return {TypeId::kTimestamp}; }
+
+  /// The SQL name: "BIGINT", "DECIMAL(10,2)", "TIMESTAMP".
+  std::string to_string() const;
+
+  friend bool operator==(const DataType&, const DataType&) = default;
+};
+
+}  // namespace sluice

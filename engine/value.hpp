@@ -1,0 +1,71 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "engine/data_type.hpp"
+#include "engine/decimal.hpp"
+#include "engine/timestamp.hpp"
+
+namespace sluice {
+
+/// One field of a row: NULL or a value of one of the column types.
+class Value {
+ public:
+  /// NULL.
+  Value() = default;
+  Value(int64_t v) : v_(v) {}
+  Value(int v) : v_(int64_t{v}) {}
+  Value(double v) : v_(v) {}
+  Value(Decimal v) : v_(v) {}
+  Value(std::string v) : v_(std::move(v)) {}
+  Value(std::string_view v) : v_(std::string(v)) {}
+  Value(const char* v) : v_(std::string(v)) {}
+  Value(Timestamp v) : v_(v) {}
+  /// Explicit, so that a pointer or an integer never silently becomes a BOOLEAN.
+  static Value boolean(bool v) {
+    Value out;
+    out.v_ = v;
+    return out;
+  }
+
+  bool is_null() const { return std::holds_alternative<std::monostate>(v_); }
+  /// Whether this value may stand in a column of `type` (NULL may stand anywhere).
+  bool matches(const DataType& type) const;
+
+  /// Accessors; each throws DataError naming both types when the value holds another.
+  int64_t as_bigint() const;
+  double as_double() const;
+  const Decimal& as_decimal() const;
+  const std::string& as_string() const;
+  bool as_boolean() const;
+  Timestamp as_timestamp() const;
+
+  /// Appends the text form that parse_value() reads back; NULL appends "NULL".
+  void append_to(std::string& out) const;
+  std::string to_string() const;
+
+  size_t hash() const;
+  friend bool operator==(const Value& a, const Value& b) = default;
+
+ private:
+  const char* type_name() const;
+  template <typename T>
+  const T& get(const char* expected) const;
+
+  std::variant<std::monostate, int64_t, double, Decimal, std::string, bool, Timestamp> v_;
+};
+
+/// Parses the text form of a non-NULL value of `type` (how a file or the
+/// command line spells it). Throws DataError saying what `type` accepts.
+/// BOOLEAN reads true/false or 1/0; DOUBLE reads what strtod does.
+Value parse_value(std::string_view text, const DataType& type);
+
+}  // namespace sluice
+
+template <>
+struct std::hash<sluice::Value> {
+  size_t operator()(const sluice::Value& v) const { return v.hash(); }
+};

@@ -1,0 +1,136 @@
+#include "engine/options.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "engine/error.hpp"
+#include "tests/support.hpp"
+
+using namespace sluice;
+using namespace std::chrono_literals;
+
+namespace {
+
+OptionTable test_table() {
+  return OptionTable({
+      {.key = "engine.flush.interval", .type = OptionType::kDuration, .default_value = "1s",
+       .doc = "flush period"},
+      {.key = "sink.buffer-flush.max-rows", .type = OptionType::kInteger, .default_value = "100",
+       .doc = "rows per flush"},
+      {.key = "sink.max-bytes", .type = OptionType::kSize, .default_value = "1mb", .doc = "bytes"},
+      {.key = "sink.delivery", .type = OptionType::kEnum, .default_value = "at-least-once",
+       .doc = "guarantee", .choices = {"at-least-once", "exactly-once"}},
+      {.key = "restore", .type = OptionType::kEnum, .default_value = "auto", .doc = "where from",
+       .choices = {"auto", "none"}, .also_integer = true},
+      {.key = "engine.chaining", .type = OptionType::kBoolean, .default_value = "true",
+       .doc = "chain"},
+      {.key = "sink.table", .doc = "target table"},
+  });
+}
+
+}  // namespace
+
+TEST_CASE("durations read ms, s, min and h", "[options]") {
+  CHECK(parse_duration("250ms") == 250ms);
+  CHECK(parse_duration("5s") == 5s);
+  CHECK(parse_duration("2min") == 2min);
+  CHECK(parse_duration("1h") == 1h);
+  CHECK(parse_duration("0") == 0ms);
+  for (const char* bad : {"", "5", "5 sec", "ms", "-1s", "1.5s", "10d"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_duration(bad));
+  }
+  CHECK(format_duration(1500ms) == "1500ms");
+  CHECK(format_duration(120s) == "2min");
+}
+
+TEST_CASE("sizes read bytes, kb, mb and gb", "[options]") {
+  CHECK(parse_size("4096") == 4096);
+  CHECK(parse_size("512kb") == 512 * 1024);
+  CHECK(parse_size("64MB") == 64ull << 20);
+  CHECK(parse_size("1gb") == 1ull << 30);
+  CHECK_FALSE(parse_size("12 parsecs"));
+}
+
+TEST_CASE("a config gives defaults, then typed values that were set", "[options]") {
+  Config config(test_table());
+  CHECK(config.get_duration("engine.flush.interval") == 1s);
+  CHECK(config.origin("engine.flush.interval") == OptionOrigin::kDefault);
+  config.set("engine.flush.interval", "250ms");
+  config.set("sink.buffer-flush.max-rows", "0");
+  config.set("sink.max-bytes", "16kb");
+  config.set("sink.delivery", "exactly-once");
+  config.set("restore", "17");
+  config.set("engine.chaining", "false");
+  CHECK(config.get_duration("engine.flush.interval") == 250ms);
+  CHECK(config.origin("engine.flush.interval") == OptionOrigin::kCommandLine);
+  CHECK(config.get_int("sink.buffer-flush.max-rows") == 0);
+  CHECK(config.get_size("sink.max-bytes") == 16 * 1024);
+  CHECK(config.get_string("sink.delivery") == "exactly-once");
+  CHECK(config.get_int("restore") == 17);
+  CHECK_FALSE(config.get_bool("engine.chaining"));
+  CHECK_FALSE(config.find("sink.table"));
+  CHECK_THROWS_WITH(config.get_string("sink.table"),
+                    Catch::Contains("option 'sink.table' is required"));
+}
+
+TEST_CASE("an unknown key is rejected, naming it and the closest known key", "[options]") {
+  Config config(test_table());
+  CHECK_THROWS_AS(config.set("sink.tabel", "x"), ConfigError);
+  CHECK_THROWS_WITH(config.set("sink.tabel", "x"),
+                    Catch::Contains("unknown option 'sink.tabel'") &&
+                        Catch::Contains("did you mean 'sink.table'"));
+  CHECK_THROWS_WITH(config.set("completely.else", "x"),
+                    Catch::Contains("unknown option 'completely.else'") &&
+                        !Catch::Contains("did you mean"));
+}
+
+TEST_CASE("a bad value is rejected, naming the key and what it accepts", "[options]") {
+  Config config(test_table());
+  CHECK_THROWS_WITH(config.set("engine.flush.interval", "5 seconds"),
+                    Catch::Contains("'engine.flush.interval'") && Catch::Contains("a duration") &&
+                        Catch::Contains("'5 seconds'"));
+  CHECK_THROWS_WITH(config.set("sink.buffer-flush.max-rows", "-1"),
+                    Catch::Contains("'sink.buffer-flush.max-rows'") &&
+                        Catch::Contains("a whole number >= 0"));
+  CHECK_THROWS_WITH(config.set("sink.delivery", "twice"),
+                    Catch::Contains("one of at-least-once or exactly-once"));
+  CHECK_THROWS_WITH(config.set("restore", "latest"),
+                    Catch::Contains("auto, none or a checkpoint id"));
+  CHECK_THROWS_WITH(config.set("engine.chaining", "yes"), Catch::Contains("true or false"));
+  // The rejected values left the earlier ones in place.
+  CHECK(config.get_duration("engine.flush.interval") == 1s);
+}
+
+TEST_CASE("an assignment from --set wins over the --config file", "[options]") {
+  testing::TempDir dir;
+  const std::string file = dir.write("job.conf",
+      "# a comment\n"
+      "\n"
+      "engine.flush.interval = 5s\n"
+      "sink.table=orders\n");
+  const Config config = make_config(test_table(), file, {"engine.flush.interval=100ms"});
+  CHECK(config.get_duration("engine.flush.interval") == 100ms);
+  CHECK(config.origin("engine.flush.interval") == OptionOrigin::kCommandLine);
+  CHECK(config.get_string("sink.table") == "orders");
+  CHECK(config.origin("sink.table") == OptionOrigin::kConfigFile);
+}
+
+TEST_CASE("a config file error names the file and the line", "[options]") {
+  testing::TempDir dir;
+  const std::string file = dir.write("bad.conf", "sink.table=orders\nengine.flush.interval=soon\n");
+  CHECK_THROWS_WITH(make_config(test_table(), file, {}),
+                    Catch::Contains(file + ":2:") &&
+                        Catch::Contains("'engine.flush.interval'"));
+  const std::string no_equals = dir.write("no-equals.conf", "sink.table orders\n");
+  CHECK_THROWS_WITH(make_config(test_table(), no_equals, {}),
+                    Catch::Contains(no_equals + ":1:") && Catch::Contains("key=value"));
+  CHECK_THROWS_WITH(make_config(test_table(), "/nonexistent/sluice.conf", {}),
+                    Catch::Contains("/nonexistent/sluice.conf"));
+}
+
+TEST_CASE("the option table renders as a sorted Markdown table", "[options]") {
+  const std::string md = test_table().markdown();
+  CHECK(md.find("| `engine.chaining` | `true` | chain |") != std::string::npos);
+  CHECK(md.find("| `sink.table` | — | target table |") != std::string::npos);
+  CHECK(md.find("engine.chaining") < md.find("engine.flush.interval"));
+}

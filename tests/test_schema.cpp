@@ -1,0 +1,52 @@
+#include "engine/schema.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "engine/error.hpp"
+
+using namespace sluice;
+
+namespace {
+
+Schema orders() {
+  return Schema({{"id", DataType::bigint()},
+                 {"amount", DataType::decimal(10, 2)},
+                 {"status", DataType::string()}},
+                {"id"});
+}
+
+}  // namespace
+
+TEST_CASE("a schema finds its columns and its primary key", "[schema]") {
+  const Schema schema = orders();
+  CHECK(schema.size() == 3);
+  CHECK(schema.index_of("amount") == 1);
+  CHECK_FALSE(schema.index_of("missing"));
+  CHECK(schema.primary_key() == std::vector<size_t>{0});
+  CHECK(schema.to_string() == "id BIGINT, amount DECIMAL(10,2), status STRING, PRIMARY KEY (id)");
+  CHECK_THROWS_WITH(schema.require("amout"),
+                    Catch::Contains("no column 'amout'") && Catch::Contains("id, amount, status"));
+}
+
+TEST_CASE("a schema rejects a key column it does not have and a repeated name", "[schema]") {
+  CHECK_THROWS_WITH(Schema({{"id", DataType::bigint()}}, {"order_id"}),
+                    Catch::Contains("primary key column 'order_id'"));
+  CHECK_THROWS_AS(Schema({{"id", DataType::bigint()}, {"id", DataType::string()}}), ConfigError);
+}
+
+TEST_CASE("a schema checks a row's arity and field types", "[schema]") {
+  const Schema schema = orders();
+  CHECK_NOTHROW(schema.check(Row(RowKind::kInsert, {1, Decimal(1050, 2), "new"})));
+  CHECK_NOTHROW(schema.check(Row(RowKind::kDelete, {1, Value(), Value()})));
+  CHECK_THROWS_WITH(schema.check(Row(RowKind::kInsert, {1, "10.50", "new"})),
+                    Catch::Contains("column 'amount' expects DECIMAL(10,2)"));
+  CHECK_THROWS_WITH(schema.check(Row(RowKind::kInsert, {1, Decimal(123456789, 0), "new"})),
+                    Catch::Contains("column 'amount'"));
+  CHECK_THROWS_WITH(schema.check(Row(RowKind::kInsert, {1})), Catch::Contains("has 1 fields"));
+}
+
+TEST_CASE("decimal types are checked when declared", "[schema]") {
+  CHECK(DataType::decimal(38, 0).to_string() == "DECIMAL(38,0)");
+  CHECK_THROWS_AS(DataType::decimal(39, 0), ConfigError);
+  CHECK_THROWS_AS(DataType::decimal(5, 6), ConfigError);
+}

@@ -1,0 +1,79 @@
+#include "engine/value.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "engine/error.hpp"
+#include "engine/row.hpp"
+
+using namespace sluice;
+
+namespace {
+
+std::string round_trip(std::string_view text, const DataType& type) {
+  return parse_value(text, type).to_string();
+}
+
+}  // namespace
+
+TEST_CASE("every value type round-trips text to value to text", "[value]") {
+  const std::vector<std::pair<DataType, std::vector<std::string>>> cases = {
+      {DataType::bigint(), {"0", "42", "-9223372036854775808", "9223372036854775807"}},
+      {DataType::float64(), {"0", "3.25", "-1.5", "1e+300", "0.1", "123456.789"}},
+      {DataType::decimal(10, 2), {"0.00", "0.30", "-12345678.99", "12345678.99"}},
+      {DataType::decimal(38, 10), {"1234567890123456789012345678.0123456789"}},
+      {DataType::string(), {"", "hello", "with, comma", "ünïcødé"}},
+      {DataType::boolean(), {"true", "false"}},
+      {DataType::timestamp(),
+       {"1970-01-01 00:00:00", "2024-02-29 23:59:59", "1969-12-31 23:59:59.5",
+        "2026-11-29 12:34:56.000001", "1900-03-01 01:02:03.123456"}},
+  };
+  for (const auto& [type, texts] : cases) {
+    for (const auto& text : texts) {
+      INFO(type.to_string() << " " << text);
+      CHECK(round_trip(text, type) == text);
+    }
+  }
+}
+
+TEST_CASE("values parse to the right alternative", "[value]") {
+  CHECK(parse_value("42", DataType::bigint()).as_bigint() == 42);
+  CHECK(parse_value("2.5", DataType::float64()).as_double() == 2.5);
+  CHECK(parse_value("TRUE", DataType::boolean()).as_boolean());
+  CHECK_FALSE(parse_value("0", DataType::boolean()).as_boolean());
+  CHECK(parse_value("1970-01-01T00:00:01.25", DataType::timestamp()).as_timestamp().micros ==
+        1'250'000);
+  CHECK(parse_value("1.5", DataType::decimal(4, 1)).as_decimal() == Decimal(15, 1));
+  CHECK_THROWS_WITH(parse_value("1", DataType::bigint()).as_string(),
+                    Catch::Contains("expected a STRING") && Catch::Contains("BIGINT"));
+}
+
+TEST_CASE("malformed values are rejected with what the type expects", "[value]") {
+  CHECK_THROWS_WITH(parse_value("12x", DataType::bigint()),
+                    Catch::Contains("expected a BIGINT") && Catch::Contains("'12x'"));
+  CHECK_THROWS_WITH(parse_value("9223372036854775808", DataType::bigint()),
+                    Catch::Contains("expected a BIGINT"));
+  CHECK_THROWS_WITH(parse_value("", DataType::bigint()), Catch::Contains("expected a BIGINT"));
+  CHECK_THROWS_WITH(parse_value("one", DataType::float64()), Catch::Contains("expected a DOUBLE"));
+  CHECK_THROWS_WITH(parse_value("yes", DataType::boolean()),
+                    Catch::Contains("expected a BOOLEAN"));
+  for (const char* bad : {"2024-02-30 00:00:00", "2024-01-01", "2024-01-01 24:00:00",
+                          "2024-01-01 00:00:00.", "2024-01-01 00:00:00.1234567", "2024/01/01 00:00:00"}) {
+    CHECK_THROWS_WITH(parse_value(bad, DataType::timestamp()),
+                      Catch::Contains("expected a TIMESTAMP as YYYY-MM-DD HH:MM:SS"));
+  }
+}
+
+TEST_CASE("equal values hash equally, decimals whatever their scale", "[value]") {
+  CHECK(Value(Decimal(10, 2)) == Value(Decimal(1, 1)));
+  CHECK(Value(Decimal(10, 2)).hash() == Value(Decimal(1, 1)).hash());
+  CHECK(Value("a").hash() == Value(std::string("a")).hash());
+  CHECK(Value(1) != Value::boolean(true));
+  CHECK(Value().is_null());
+  CHECK(Value().to_string() == "NULL");
+}
+
+TEST_CASE("row kinds read and print as +I -U +U -D", "[value]") {
+  for (const char* text : {"+I", "-U", "+U", "-D"}) CHECK(to_string(parse_row_kind(text)) == text);
+  CHECK_THROWS_WITH(parse_row_kind("I"), Catch::Contains("expected a row kind"));
+  CHECK(Row(RowKind::kUpdateAfter, {1, "x", Value()}).to_string() == "+U[1, x, NULL]");
+}
