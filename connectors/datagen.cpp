@@ -1,0 +1,328 @@
+#include "connectors/datagen.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include "engine/error.hpp"
+
+namespace sluice {
+namespace {
+
+// Changes generated per poll: few enough that the task serves its mailbox
+// often, enough that polling costs little.
+constexpr int kChangesPerPoll = 32;
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+const char* const kWords[] = {"created", "paid", "packed", "shipped", "delivered", "returned",
+                              "cancelled"};
+
+// 2026-01-01 00:00:00 in microseconds since the epoch.
+constexpr int64_t kBaseTimeMicros = 1'767'225'600'000'000;
+
+class DatagenSource final : public Source {
+ public:
+  DatagenSource(const DatagenOptions& options, int subtask, int parallelism)
+      : generator_(options, subtask, parallelism) {}
+
+  PollResult poll_next(Collector& out) override {
+    Row rows[2];
+    for (int i = 0; i < kChangesPerPoll; ++i) {
+      const int n = generator_.next(rows);
+      if (n == 0) return PollResult::kEndOfInput;
+      for (int r = 0; r < n; ++r) out.emit(std::move(rows[r]));
+    }
+    return PollResult::kMoreAvailable;
+  }
+
+ private:
+  ChangeGenerator generator_;
+};
+
+// Reads "I:60,U:30,D:10" into the three weights.
+void parse_mix(const std::string& text, DatagenOptions& options) {
+  options.insert_weight = options.update_weight = options.delete_weight = 0;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t end = std::min(text.find(',', pos), text.size());
+    const std::string_view part(text.data() + pos, end - pos);
+    uint32_t weight = 0;
+    const bool shape_ok = part.size() > 2 && part[1] == ':';
+    const auto [ptr, ec] = shape_ok ? std::from_chars(part.data() + 2, part.data() + part.size(), weight)
+                                    : std::from_chars_result{part.data(), std::errc::invalid_argument};
+    uint32_t* slot = !shape_ok         ? nullptr
+                     : part[0] == 'I' ? &options.insert_weight
+                     : part[0] == 'U' ? &options.update_weight
+                     : part[0] == 'D' ? &options.delete_weight
+                                      : nullptr;
+    if (slot == nullptr || ec != std::errc() || ptr != part.data() + part.size()) {
+      throw ConfigError("option 'source.mix' expects weights such as I:60,U:30,D:10, got '" +
+                        text + "'");
+    }
+    *slot = weight;
+    pos = end + 1;
+  }
+}
+
+}  // namespace
+
+std::vector<OptionSpec> datagen_option_specs() {
+  return {
+      {.key = "source.rows",
+       .type = OptionType::kInteger,
+       .default_value = "1000000",
+       .doc = "datagen: changes to generate; 0 = without end"},
+      {.key = "source.keys",
+       .type = OptionType::kInteger,
+       .default_value = "0",
+       .doc = "datagen: keys to draw from; 0 = a new key for every insert"},
+      {.key = "source.mix",
+       .default_value = "I:100",
+       .doc = "datagen: weights of inserts, updates and deletes, e.g. I:60,U:30,D:10"},
+      {.key = "source.skew",
+       .type = OptionType::kEnum,
+       .default_value = "uniform",
+       .doc = "datagen: how updates and deletes pick keys (hot: 1% of keys get half)",
+       .choices = {"uniform", "zipf", "hot"}},
+      {.key = "source.seed",
+       .type = OptionType::kInteger,
+       .default_value = "1",
+       .doc = "datagen: random seed; equal seeds give equal changelogs"},
+      {.key = "source.rate",
+       .type = OptionType::kInteger,
+       .default_value = "0",
+       .doc = "records per second over all source subtasks; 0 = as fast as possible"},
+  };
+}
+
+DatagenOptions DatagenOptions::from(const Config& config, Schema schema) {
+  DatagenOptions options;
+  options.schema = std::move(schema);
+  options.rows = static_cast<uint64_t>(config.get_int("source.rows"));
+  options.keys = static_cast<uint64_t>(config.get_int("source.keys"));
+  parse_mix(config.get_string("source.mix"), options);
+  const std::string skew = config.get_string("source.skew");
+  options.skew = skew == "zipf"  ? Skew::kZipf
+                 : skew == "hot" ? Skew::kHot
+                                 : Skew::kUniform;
+  options.seed = static_cast<uint64_t>(config.get_int("source.seed"));
+  options.rate = static_cast<double>(config.get_int("source.rate"));
+
+  const bool changes_keys = options.update_weight > 0 || options.delete_weight > 0;
+  if (options.insert_weight + options.update_weight + options.delete_weight == 0) {
+    throw ConfigError("option 'source.mix' needs a weight above 0");
+  }
+  if (changes_keys && options.insert_weight == 0) {
+    throw ConfigError("option 'source.mix' needs inserts (I) to have keys to update or delete");
+  }
+  if (changes_keys && options.keys == 0) {
+    throw ConfigError("option 'source.keys' must be above 0 when source.mix has updates or deletes");
+  }
+  if (!changes_keys && options.keys > 0 && (options.rows == 0 || options.rows > options.keys)) {
+    throw ConfigError("option 'source.keys' (" + std::to_string(options.keys) +
+                      ") is too small for " + (options.rows == 0 ? "endless" : std::to_string(options.rows)) +
+                      " inserts; use 0 for a new key per insert");
+  }
+  return options;
+}
+
+ChangelogMode DatagenOptions::changelog_mode() const {
+  ChangelogMode mode;
+  if (insert_weight > 0) mode = mode.with(RowKind::kInsert);
+  if (update_weight > 0) mode = mode.with(RowKind::kUpdateBefore).with(RowKind::kUpdateAfter);
+  if (delete_weight > 0) mode = mode.with(RowKind::kDelete);
+  return mode;
+}
+
+ChangeGenerator::ChangeGenerator(const DatagenOptions& options, int subtask, int parallelism)
+    : options_(options),
+      subtask_(subtask),
+      parallelism_(parallelism),
+      key_column_(options.schema.has_primary_key() ? options.schema.primary_key()[0] : 0),
+      state_(splitmix64(options.seed * 1'000'003 + static_cast<uint64_t>(subtask))) {
+  if (options.schema.size() == 0 ||
+      options.schema.column(key_column_).type.id != TypeId::kBigint) {
+    throw ConfigError("datagen needs a BIGINT key column; the schema is " +
+                      options.schema.to_string());
+  }
+  const auto p = static_cast<uint64_t>(parallelism);
+  const auto s = static_cast<uint64_t>(subtask);
+  remaining_ = options.rows == 0 ? UINT64_MAX : options.rows / p + (s < options.rows % p ? 1 : 0);
+  local_keys_ = options.keys == 0 ? 0 : options.keys / p + (s < options.keys % p ? 1 : 0);
+  version_.assign(local_keys_, 0);
+  slot_.resize(local_keys_);
+  for (uint64_t k = 0; k < local_keys_; ++k) {
+    slot_[k] = static_cast<int64_t>(absent_.size());
+    absent_.push_back(k);
+  }
+  if (options.skew == DatagenOptions::Skew::kZipf && local_keys_ > 0) {
+    // Zipf with exponent 1: key rank r is drawn with weight 1/(r+1).
+    zipf_cdf_.resize(local_keys_);
+    double total = 0;
+    for (uint64_t r = 0; r < local_keys_; ++r) zipf_cdf_[r] = total += 1.0 / static_cast<double>(r + 1);
+    for (double& c : zipf_cdf_) c /= total;
+  }
+}
+
+uint64_t ChangeGenerator::random() { return splitmix64(state_++); }
+
+uint64_t ChangeGenerator::key_of(uint64_t local_key) const {
+  return local_key * static_cast<uint64_t>(parallelism_) + static_cast<uint64_t>(subtask_);
+}
+
+ChangeGenerator::Op ChangeGenerator::pick_op() {
+  const uint64_t total = options_.insert_weight + options_.update_weight + options_.delete_weight;
+  const uint64_t r = random() % total;
+  Op op = r < options_.insert_weight                          ? Op::kInsert
+          : r < options_.insert_weight + options_.update_weight ? Op::kUpdate
+                                                                : Op::kDelete;
+  // Keep the changelog consistent: no insert of a present key, no update or
+  // delete of an absent one.
+  if (op == Op::kInsert && local_keys_ > 0 && absent_.empty()) {
+    op = options_.update_weight > 0 ? Op::kUpdate : Op::kDelete;
+  } else if (op != Op::kInsert && present_.empty()) {
+    op = Op::kInsert;
+  }
+  return op;
+}
+
+uint64_t ChangeGenerator::pick_present() {
+  switch (options_.skew) {
+    case DatagenOptions::Skew::kUniform:
+      break;
+    case DatagenOptions::Skew::kZipf: {
+      const double u = static_cast<double>(random() >> 11) * 0x1.0p-53;
+      const auto rank = static_cast<uint64_t>(
+          std::lower_bound(zipf_cdf_.begin(), zipf_cdf_.end(), u) - zipf_cdf_.begin());
+      if (rank < local_keys_ && is_present(rank)) return rank;
+      break;
+    }
+    case DatagenOptions::Skew::kHot: {
+      // Half of the picks go to the hottest 1% of the keys.
+      const uint64_t hot = std::max<uint64_t>(1, local_keys_ / 100);
+      if (random() % 2 == 0) {
+        const uint64_t k = random() % hot;
+        if (is_present(k)) return k;
+      }
+      break;
+    }
+  }
+  return present_[random() % present_.size()];
+}
+
+bool ChangeGenerator::is_present(uint64_t k) const {
+  const auto at = static_cast<size_t>(slot_[k]);
+  return at < present_.size() && present_[at] == k;
+}
+
+void ChangeGenerator::set_present(uint64_t k, bool present) {
+  auto& from = present ? absent_ : present_;
+  auto& to = present ? present_ : absent_;
+  const auto at = static_cast<size_t>(slot_[k]);
+  from[at] = from.back();
+  slot_[from[at]] = static_cast<int64_t>(at);
+  from.pop_back();
+  slot_[k] = static_cast<int64_t>(to.size());
+  to.push_back(k);
+}
+
+int ChangeGenerator::next(Row out[2]) {
+  if (remaining_ == 0) return 0;
+  --remaining_;
+  switch (pick_op()) {
+    case Op::kInsert: {
+      if (local_keys_ == 0) {
+        out[0] = make_row(RowKind::kInsert, next_new_key_++, 1);
+        return 1;
+      }
+      const uint64_t k = absent_[random() % absent_.size()];
+      set_present(k, true);
+      out[0] = make_row(RowKind::kInsert, k, ++version_[k]);
+      return 1;
+    }
+    case Op::kUpdate: {
+      const uint64_t k = pick_present();
+      out[0] = make_row(RowKind::kUpdateBefore, k, version_[k]);
+      out[1] = make_row(RowKind::kUpdateAfter, k, ++version_[k]);
+      return 2;
+    }
+    case Op::kDelete: {
+      const uint64_t k = pick_present();
+      set_present(k, false);
+      out[0] = make_row(RowKind::kDelete, k, version_[k]);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+Row ChangeGenerator::make_row(RowKind kind, uint64_t local_key, uint32_t version) const {
+  const Schema& schema = options_.schema;
+  const uint64_t key = key_of(local_key);
+  Row row;
+  row.kind = kind;
+  row.fields.reserve(schema.size());
+  for (size_t c = 0; c < schema.size(); ++c) {
+    if (c == key_column_) {
+      row.fields.emplace_back(static_cast<int64_t>(key));
+      continue;
+    }
+    const uint64_t h = splitmix64(options_.seed ^ (key * 0x9e3779b97f4a7c15ULL) ^
+                                  (uint64_t{version} << 40) ^ (c << 56));
+    const DataType& type = schema.column(c).type;
+    switch (type.id) {
+      case TypeId::kBigint:
+        row.fields.emplace_back(static_cast<int64_t>(h % 1'000'000));
+        break;
+      case TypeId::kDouble:
+        row.fields.emplace_back(static_cast<double>(h % 1'000'000) / 100.0);
+        break;
+      case TypeId::kDecimal: {
+        // Up to 999999 units of the last digit, within the type's precision.
+        const int digits = std::min<int>(type.precision, 6);
+        const auto bound = static_cast<uint64_t>(std::pow(10, digits));
+        row.fields.emplace_back(Decimal(static_cast<__int128>(h % bound), type.scale));
+        break;
+      }
+      case TypeId::kString:
+        row.fields.emplace_back(kWords[h % std::size(kWords)]);
+        break;
+      case TypeId::kBoolean:
+        row.fields.push_back(Value::boolean(h % 2 == 0));
+        break;
+      case TypeId::kTimestamp:
+        row.fields.emplace_back(
+            Timestamp{kBaseTimeMicros + static_cast<int64_t>(version) * 1'000'000 +
+                      static_cast<int64_t>(h % 1000) * 1000});
+        break;
+    }
+  }
+  return row;
+}
+
+std::vector<Row> ChangeGenerator::current_rows() const {
+  std::vector<Row> rows;
+  for (uint64_t k : present_) rows.push_back(make_row(RowKind::kInsert, k, version_[k]));
+  std::sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
+    return a.fields[key_column_].as_bigint() < b.fields[key_column_].as_bigint();
+  });
+  return rows;
+}
+
+SourceDef datagen_source(const DatagenOptions& options) {
+  return SourceDef{
+      .output = {options.schema, options.changelog_mode()},
+      .create = [options](const SubtaskInfo& info) -> std::unique_ptr<Source> {
+        return std::make_unique<DatagenSource>(options, info.index, info.parallelism);
+      },
+      .rate = options.rate,
+  };
+}
+
+}  // namespace sluice

@@ -1,0 +1,160 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/changelog_mode.hpp"
+#include "engine/operator.hpp"
+#include "engine/schema.hpp"
+
+namespace sluice {
+
+/// What flows on an edge: the columns and the row kinds.
+struct StreamType {
+  Schema schema;
+  ChangelogMode mode = ChangelogMode::insert_only();
+};
+
+using SourceFactory = std::function<std::unique_ptr<Source>(const SubtaskInfo&)>;
+using OperatorFactory = std::function<std::unique_ptr<Operator>(const SubtaskInfo&)>;
+using SinkFactory = std::function<std::unique_ptr<Sink>(const SubtaskInfo&)>;
+
+/// A source as the graph sees it before anything runs.
+struct SourceDef {
+  StreamType output;
+  SourceFactory create;
+  /// Records per second over all subtasks; 0 = as fast as possible.
+  double rate = 0;
+};
+
+/// A sink as the graph sees it before anything runs.
+struct SinkDef {
+  SinkFactory create;
+  /// Columns keying the sink's writes. With parallelism > 1 the engine
+  /// hash-partitions the sink's input by them, so each key has one writer.
+  std::vector<std::string> key_columns;
+  /// Checks the sink against its input at validate(); returns the problems.
+  std::function<std::vector<std::string>(const StreamType& input)> check;
+};
+
+enum class Partitioning {
+  kForward,    ///< subtask i to subtask i (chained when possible)
+  kRebalance,  ///< round robin over the downstream subtasks
+  kHash,       ///< by the hash of key columns
+};
+
+struct EdgeDef {
+  int from = 0;
+  Partitioning partitioning = Partitioning::kForward;
+  std::vector<std::string> key_columns;  ///< kHash only
+};
+
+enum class NodeKind { kSource, kOperator, kSink };
+
+/// One operator of the graph. Built through JobGraph, Stream and SinkHandle.
+struct NodeDef {
+  NodeKind kind = NodeKind::kOperator;
+  std::string name;
+  int parallelism = 0;  ///< 0 = the job's default
+  bool chainable = true;
+  std::vector<EdgeDef> inputs;
+  StreamType output;  ///< what it emits (sinks: nothing)
+  SourceDef source;
+  OperatorFactory op;
+  SinkDef sink;
+};
+
+class JobGraph;
+class SinkHandle;
+
+/// A non-owning handle on an operator's output, to add operators after it.
+/// Handles stay valid as long as their JobGraph.
+class Stream {
+ public:
+  Stream map(std::string name, std::function<Row(Row&&)> fn);
+  /// A map that changes the columns: `output` describes its records.
+  Stream map(std::string name, std::function<Row(Row&&)> fn, Schema output);
+  Stream filter(std::string name, std::function<bool(const Row&)> predicate);
+  Stream flat_map(std::string name, std::function<void(Row&&, Collector&)> fn);
+  /// A custom operator; `output` defaults to this stream's type.
+  Stream transform(std::string name, OperatorFactory factory,
+                   std::optional<StreamType> output = std::nullopt);
+  SinkHandle sink(std::string name, SinkDef def);
+
+  /// The next operator receives this stream hash-partitioned by `columns`.
+  Stream key_by(std::vector<std::string> columns) const;
+  /// The next operator receives this stream round robin.
+  Stream rebalance() const;
+
+  /// Sets the parallelism of the operator that produces this stream.
+  Stream& parallelism(int n);
+  /// Keeps the producing operator out of any chain: it gets its own thread.
+  Stream& disable_chaining();
+
+  const StreamType& type() const;
+
+ private:
+  friend class JobGraph;
+  Stream(JobGraph* graph, int node) : graph_(graph), node_(node) {}
+  Stream add(NodeDef node);
+
+  JobGraph* graph_;
+  int node_;
+  Partitioning next_ = Partitioning::kForward;
+  std::vector<std::string> next_keys_;
+};
+
+/// A non-owning handle on a sink.
+class SinkHandle {
+ public:
+  SinkHandle& parallelism(int n);
+  SinkHandle& disable_chaining();
+
+ private:
+  friend class Stream;
+  SinkHandle(JobGraph* graph, int node) : graph_(graph), node_(node) {}
+  JobGraph* graph_;
+  int node_;
+};
+
+/// A job: sources, transforms and sinks joined by edges. Build it with the
+/// fluent API, then hand it to an Executor. Builder calls never throw;
+/// validate() reports every problem at once, naming the operator.
+///
+/// @code
+///   JobGraph graph("doubler");
+///   graph.source("numbers", datagen_source(options))
+///       .map("double", [](Row row) { row.fields[1] = row.fields[1].as_bigint() * 2; return row; })
+///       .filter("even-ids", [](const Row& row) { return row.fields[0].as_bigint() % 2 == 0; })
+///       .sink("print", print_sink());
+///   JobResult result = Executor(options).run(graph);
+/// @endcode
+class JobGraph {
+ public:
+  explicit JobGraph(std::string name = "job") : name_(std::move(name)) {}
+  JobGraph(const JobGraph&) = delete;
+  JobGraph& operator=(const JobGraph&) = delete;
+
+  Stream source(std::string name, SourceDef def);
+
+  /// Every problem of the graph, each naming its operator; empty when valid.
+  std::vector<std::string> validate() const;
+  /// Throws ConfigError listing validate()'s problems, if any.
+  void check() const;
+
+  const std::string& name() const { return name_; }
+  /// The operators in the order they were added, which is a topological order.
+  const std::vector<NodeDef>& nodes() const { return nodes_; }
+
+ private:
+  friend class Stream;
+  friend class SinkHandle;
+
+  std::string name_;
+  std::vector<NodeDef> nodes_;
+};
+
+}  // namespace sluice

@@ -1,0 +1,336 @@
+#include "engine/task.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace sluice {
+namespace {
+
+using namespace std::chrono_literals;
+
+// How long an idle source waits before it is polled again: doubling from the
+// first to the last, reset whenever it has records.
+constexpr std::chrono::microseconds kFirstIdleWait = 100us;
+constexpr std::chrono::microseconds kLastIdleWait = 5ms;
+
+// An exception from user code, tagged with the operator it came from. Not a
+// std::exception, so that user code catching those does not catch it on its
+// way through an upstream operator of the same chain.
+struct OperatorFailure {
+  std::string operator_name;
+  std::string message;
+  std::exception_ptr cause;
+};
+
+// Calls `f`, tagging what it throws with the operator `name`.
+template <typename F>
+decltype(auto) guarded(const std::string& name, F&& f) {
+  try {
+    return f();
+  } catch (const OperatorFailure&) {
+    throw;
+  } catch (const TaskCancelled&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw OperatorFailure{name, e.what(), std::current_exception()};
+  } catch (...) {
+    throw OperatorFailure{name, "unknown exception", std::current_exception()};
+  }
+}
+
+// Feeds one transform of the chain.
+class OperatorLink final : public Collector {
+ public:
+  OperatorLink(Operator& op, Collector& next, OperatorMetrics& metrics)
+      : op_(op), next_(next), metrics_(metrics) {}
+  void emit(Row&& row) override {
+    metrics_.records_in.add(1);
+    guarded(metrics_.name, [&] { op_.process(std::move(row), next_); });
+  }
+
+ private:
+  Operator& op_;
+  Collector& next_;
+  OperatorMetrics& metrics_;
+};
+
+// Feeds the sink at the end of the chain.
+class SinkLink final : public Collector {
+ public:
+  SinkLink(Sink& sink, OperatorMetrics& metrics) : sink_(sink), metrics_(metrics) {}
+  void emit(Row&& row) override {
+    metrics_.records_in.add(1);
+    guarded(metrics_.name, [&] { sink_.write(std::move(row)); });
+  }
+
+ private:
+  Sink& sink_;
+  OperatorMetrics& metrics_;
+};
+
+}  // namespace
+
+void JobRunState::fail(TaskFailure failure) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!failure_) {
+      failure_ = std::move(failure);
+    } else {
+      spdlog::warn("operator '{}' (subtask {}) also failed: {}", failure.operator_name,
+                   failure.subtask + 1, failure.message);
+    }
+  }
+  cancel();
+}
+
+void JobRunState::cancel() {
+  cancelled_.store(true, std::memory_order_release);
+  for (Notifier* notifier : notifiers_) notifier->notify();
+}
+
+std::optional<TaskFailure> JobRunState::failure() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return failure_;
+}
+
+class Task::Context final : public SinkContext {
+ public:
+  Context(Task& task, SubtaskInfo info) : task_(task), info_(std::move(info)) {}
+  const SubtaskInfo& subtask() const override { return info_; }
+  const TaskMetrics& metrics() const override { return task_.metrics_; }
+  void register_flush_action(std::function<void()> action) override {
+    task_.flush_action_ = std::move(action);
+  }
+
+ private:
+  Task& task_;
+  SubtaskInfo info_;
+};
+
+Task::Task(const JobGraph& graph, const PlanChain& chain, int subtask,
+           const RuntimeOptions& options, JobRunState& job)
+    : graph_(graph),
+      nodes_(chain.nodes),
+      subtask_(subtask),
+      parallelism_(chain.parallelism),
+      options_(options),
+      job_(job) {
+  metrics_.subtask = subtask;
+  metrics_.parallelism = parallelism_;
+  metrics_.operators = std::vector<OperatorMetrics>(nodes_.size());
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    metrics_.operators[i].name = graph_.nodes()[nodes_[i]].name;
+    metrics_.name += (i == 0 ? "" : " -> ") + metrics_.operators[i].name;
+  }
+  job_.watch(&notifier_);
+}
+
+Task::~Task() = default;
+
+bool Task::is_source() const { return graph_.nodes()[nodes_.front()].kind == NodeKind::kSource; }
+
+void Task::run() {
+  try {
+    open_chain();
+    if (source_) {
+      run_source();
+    } else {
+      run_inputs();
+    }
+  } catch (const TaskCancelled&) {
+  } catch (const OperatorFailure& f) {
+    job_.fail({f.operator_name, subtask_, parallelism_, f.message, f.cause});
+  } catch (const std::exception& e) {
+    job_.fail({metrics_.name, subtask_, parallelism_, e.what(), std::current_exception()});
+  }
+  close_chain();
+  finished_.store(true, std::memory_order_release);
+}
+
+void Task::open_chain() {
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const NodeDef& node = graph_.nodes()[nodes_[i]];
+    Member m{&node, &metrics_.operators[i],
+             std::make_unique<Context>(
+                 *this, SubtaskInfo{graph_.name(), node.name, subtask_, parallelism_})};
+    const SubtaskInfo& info = m.context->subtask();
+    guarded(node.name, [&] {
+      switch (node.kind) {
+        case NodeKind::kSource:
+          m.source = node.source.create(info);
+          break;
+        case NodeKind::kOperator:
+          m.op = node.op(info);
+          break;
+        case NodeKind::kSink:
+          m.sink = node.sink.create(info);
+          break;
+      }
+      if (!m.source && !m.op && !m.sink) throw std::logic_error("its factory returned nothing");
+    });
+    chain_.push_back(std::move(m));
+  }
+  source_ = chain_.front().source.get();
+  sink_ = chain_.back().sink.get();
+
+  // Link the chain from its end: the sink, or the writer into the output channels.
+  Collector* next;
+  if (sink_) {
+    links_.push_back(std::make_unique<SinkLink>(*sink_, *chain_.back().metrics));
+    next = links_.back().get();
+  } else {
+    writer_ = std::make_unique<RecordWriter>(std::move(outputs_), options_.batch_size, notifier_,
+                                             job_.cancelled(), metrics_);
+    next = writer_.get();
+  }
+  for (auto m = chain_.rbegin(); m != chain_.rend(); ++m) {
+    if (!m->op) continue;
+    m->next = next;
+    links_.push_back(std::make_unique<OperatorLink>(*m->op, *next, *m->metrics));
+    next = links_.back().get();
+  }
+  head_ = next;
+
+  for (Member& m : chain_) {
+    guarded(m.node->name, [&] {
+      if (m.source) m.source->open(*m.context);
+      if (m.op) m.op->open(*m.context);
+      if (m.sink) m.sink->open(*m.context);
+    });
+  }
+}
+
+void Task::close_chain() {
+  // Operators are destroyed here, on the thread that used them, sink first.
+  head_ = nullptr;
+  links_.clear();
+  writer_.reset();
+  source_ = nullptr;
+  sink_ = nullptr;
+  flush_action_ = nullptr;
+  while (!chain_.empty()) chain_.pop_back();
+}
+
+const Counter& Task::source_output() const {
+  return chain_.size() > 1 ? chain_[1].metrics->records_in : metrics_.records_written;
+}
+
+void Task::serve_mailbox() {
+  if (mailbox_.has_mail()) mailbox_.run_mail();
+  if (source_) {
+    if (const int64_t tick = mailbox_.take_tick()) emit_flush(tick);
+  }
+}
+
+bool Task::has_work() const {
+  return job_.is_cancelled() || mailbox_.has_mail() || mailbox_.has_tick() || inputs_.available();
+}
+
+void Task::idle(std::optional<Notifier::Clock::time_point> deadline) {
+  uint64_t seen = notifier_.epoch();
+  if (has_work() || notifier_.spin(seen)) return;
+  // About to sleep: what is batched so far must not wait for more.
+  if (writer_) writer_->flush_partial();
+  seen = notifier_.epoch();
+  if (has_work()) return;
+  notifier_.wait(seen, deadline);
+}
+
+void Task::run_source() {
+  using Clock = Notifier::Clock;
+  const std::string& name = chain_.front().node->name;
+  const double rate = chain_.front().node->source.rate / parallelism_;
+  const Counter& emitted = source_output();
+  const Clock::time_point start = Clock::now();
+  std::chrono::microseconds idle_wait = kFirstIdleWait;
+  while (!job_.is_cancelled()) {
+    serve_mailbox();
+    if (rate > 0) {
+      // The instant at which the next record is due.
+      const auto due = start + std::chrono::duration_cast<Clock::duration>(
+                                   std::chrono::duration<double>(emitted.get() / rate));
+      if (Clock::now() < due) {
+        idle(due);
+        continue;
+      }
+    }
+    switch (guarded(name, [&] { return source_->poll_next(*head_); })) {
+      case PollResult::kMoreAvailable:
+        idle_wait = kFirstIdleWait;
+        break;
+      case PollResult::kNothingAvailable:
+        idle(Clock::now() + idle_wait);
+        idle_wait = std::min(idle_wait * 2, kLastIdleWait);
+        break;
+      case PollResult::kEndOfInput:
+        on_end_of_input();
+        return;
+    }
+  }
+}
+
+void Task::run_inputs() {
+  while (!job_.is_cancelled()) {
+    serve_mailbox();
+    size_t index;
+    std::unique_ptr<Batch> batch = inputs_.poll(index);
+    if (!batch) {
+      idle(std::nullopt);
+      continue;
+    }
+    metrics_.batches_in.add(1);
+    for (Row& row : batch->rows) head_->emit(std::move(row));
+    const ControlEvent event = batch->event;
+    inputs_.recycle(index, std::move(batch));
+    switch (event.kind) {
+      case EventKind::kNone:
+        break;
+      case EventKind::kFlush:
+        metrics_.flush_seen.add(1);
+        on_flush(event.id);
+        break;
+      case EventKind::kBarrier:
+        throw std::logic_error("a checkpoint barrier arrived, but checkpoints are not supported");
+      case EventKind::kEndOfInput:
+        inputs_.mark_ended(index);
+        if (inputs_.all_ended()) {
+          on_end_of_input();
+          return;
+        }
+        break;
+    }
+  }
+}
+
+void Task::emit_flush(int64_t tick) {
+  metrics_.flush_emitted.add(1);
+  on_flush(tick);
+}
+
+void Task::on_flush(int64_t tick) {
+  // With several inputs the same tick arrives once per input: act on the first.
+  if (tick <= last_tick_) return;
+  last_tick_ = tick;
+  if (sink_) {
+    if (!flush_action_) return;
+    guarded(chain_.back().node->name, flush_action_);
+  } else {
+    writer_->emit_event({EventKind::kFlush, tick});
+  }
+  metrics_.flush_acted.add(1);
+}
+
+void Task::on_end_of_input() {
+  for (Member& m : chain_) {
+    if (m.op) guarded(m.node->name, [&] { m.op->finish(*m.next); });
+  }
+  if (sink_) {
+    guarded(chain_.back().node->name, [&] { sink_->finish(); });
+  } else {
+    writer_->emit_event({EventKind::kEndOfInput, 0});
+  }
+}
+
+}  // namespace sluice

@@ -1,0 +1,474 @@
+#include "engine/executor.hpp"
+
+#include <pthread.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "connectors/basic_sinks.hpp"
+#include "connectors/datagen.hpp"
+
+using namespace sluice;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+const Schema kIdSchema({{"id", DataType::bigint()}});
+
+// Emits `count` records 0, 1, 2, ... one per poll, pausing `gap` between them,
+// and notes, for each record, how many FlushSignals its task had emitted
+// before it.
+class TrickleSource final : public Source {
+ public:
+  struct Log {
+    std::mutex mutex;
+    std::vector<uint64_t> flushes_before;  // per record
+    std::atomic<int64_t> emitted{0};
+  };
+
+  TrickleSource(int64_t count, Clock::duration gap, std::shared_ptr<Log> log)
+      : count_(count), gap_(gap), log_(std::move(log)) {}
+
+  void open(OperatorContext& context) override { context_ = &context; }
+
+  PollResult poll_next(Collector& out) override {
+    if (next_ == count_) return PollResult::kEndOfInput;
+    const auto now = Clock::now();
+    if (now < due_) return PollResult::kNothingAvailable;
+    due_ = now + gap_;
+    {
+      std::lock_guard<std::mutex> lock(log_->mutex);
+      log_->flushes_before.push_back(context_->metrics().flush_emitted.get());
+    }
+    log_->emitted.fetch_add(1);
+    out.emit(Row(RowKind::kInsert, {next_++}));
+    return PollResult::kMoreAvailable;
+  }
+
+ private:
+  const int64_t count_;
+  const Clock::duration gap_;
+  std::shared_ptr<Log> log_;
+  OperatorContext* context_ = nullptr;
+  int64_t next_ = 0;
+  Clock::time_point due_{};
+};
+
+SourceDef trickle(int64_t count, Clock::duration gap,
+                  std::shared_ptr<TrickleSource::Log> log = std::make_shared<TrickleSource::Log>()) {
+  return {.output = {kIdSchema},
+          .create = [=](const SubtaskInfo&) { return std::make_unique<TrickleSource>(count, gap, log); }};
+}
+
+// A sink that notes, for every record, how many times its flush action had
+// run before it, and on which threads it wrote and flushed.
+struct SinkLog {
+  std::mutex mutex;
+  std::vector<uint64_t> flushes_before;
+  uint64_t flush_actions = 0;
+  std::set<std::thread::id> write_threads;
+  std::set<std::thread::id> flush_threads;
+  std::set<std::string> flush_thread_names;
+};
+
+class LoggingSink final : public Sink {
+ public:
+  explicit LoggingSink(std::shared_ptr<SinkLog> log) : log_(std::move(log)) {}
+  void open(SinkContext& context) override {
+    context.register_flush_action([this] {
+      char name[16] = {};
+      pthread_getname_np(pthread_self(), name, sizeof(name));
+      std::lock_guard<std::mutex> lock(log_->mutex);
+      ++log_->flush_actions;
+      log_->flush_threads.insert(std::this_thread::get_id());
+      log_->flush_thread_names.insert(name);
+    });
+  }
+  void write(Row&&) override {
+    std::lock_guard<std::mutex> lock(log_->mutex);
+    log_->flushes_before.push_back(log_->flush_actions);
+    log_->write_threads.insert(std::this_thread::get_id());
+  }
+
+ private:
+  std::shared_ptr<SinkLog> log_;
+};
+
+SinkDef logging_sink(std::shared_ptr<SinkLog> log) {
+  return {.create = [log](const SubtaskInfo&) { return std::make_unique<LoggingSink>(log); }};
+}
+
+RuntimeOptions with_flush(std::chrono::milliseconds interval, bool chaining = true) {
+  RuntimeOptions options;
+  options.flush_interval = interval;
+  options.chaining = chaining;
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE("a sink sees records and FlushSignals in the order the source emitted them",
+          "[engine]") {
+  const bool chaining = GENERATE(true, false);
+  INFO((chaining ? "chained" : "across a thread boundary"));
+  auto source_log = std::make_shared<TrickleSource::Log>();
+  auto sink_log = std::make_shared<SinkLog>();
+  JobGraph graph("order");
+  graph.source("trickle", trickle(300, 1ms, source_log))
+      .map("pass", [](Row&& row) { return std::move(row); })
+      .sink("log", logging_sink(sink_log));
+  const JobResult result = Executor(with_flush(5ms, chaining)).run(graph);
+  REQUIRE(result.finished());
+
+  const TaskSnapshot* source_task = result.metrics.task_of("trickle");
+  REQUIRE(source_task);
+  CHECK(source_task->flush_emitted > 20);  // the test has teeth: signals interleaved
+  CHECK(sink_log->flushes_before == source_log->flushes_before);
+  CHECK(sink_log->flush_actions == source_task->flush_emitted);
+  CHECK(result.metrics.task_of("log")->flush_acted == source_task->flush_emitted);
+}
+
+TEST_CASE("user map and filter functions are called for records only", "[engine]") {
+  const bool chaining = GENERATE(true, false);
+  std::atomic<int> map_calls{0};
+  std::atomic<int> filter_calls{0};
+  auto collected = std::make_shared<CollectedRows>();
+  JobGraph graph("records-only");
+  graph.source("trickle", trickle(200, 1ms))
+      .map("count-map",
+           [&](Row&& row) {
+             ++map_calls;
+             return std::move(row);
+           })
+      .filter("count-filter",
+              [&](const Row& row) {
+                ++filter_calls;
+                return row.fields[0].as_bigint() % 2 == 0;
+              })
+      .sink("collect", collect_sink(collected));
+  const JobResult result = Executor(with_flush(2ms, chaining)).run(graph);
+  REQUIRE(result.finished());
+  CHECK(result.metrics.task_of("trickle")->flush_emitted > 10);
+  CHECK(map_calls == 200);
+  CHECK(filter_calls == 200);
+  CHECK(collected->size() == 100);
+  CHECK(result.metrics.records_in("count-filter") == 200);
+  CHECK(result.metrics.records_out("count-filter") == 100);
+}
+
+TEST_CASE("the flush action runs on the sink's thread, never on the timer's", "[engine]") {
+  const bool chaining = GENERATE(true, false);
+  auto sink_log = std::make_shared<SinkLog>();
+  JobGraph graph("threads");
+  graph.source("trickle", trickle(100, 2ms)).sink("log", logging_sink(sink_log));
+  REQUIRE(Executor(with_flush(5ms, chaining)).run(graph).finished());
+  REQUIRE(sink_log->flush_actions > 5);
+  CHECK(sink_log->write_threads.size() == 1);
+  CHECK(sink_log->flush_threads == sink_log->write_threads);
+  CHECK(sink_log->flush_threads.count(std::this_thread::get_id()) == 0);
+  CHECK(sink_log->flush_thread_names.count("sluice-timer") == 0);
+}
+
+namespace {
+
+// Emits its records at once, then nothing for `idle`, then ends.
+class BurstThenIdleSource final : public Source {
+ public:
+  BurstThenIdleSource(int count, Clock::duration idle) : count_(count), idle_(idle) {}
+  PollResult poll_next(Collector& out) override {
+    if (sent_ < count_) {
+      out.emit(Row(RowKind::kInsert, {sent_++}));
+      if (sent_ == count_) idle_until_ = Clock::now() + idle_;
+      return PollResult::kMoreAvailable;
+    }
+    return Clock::now() < idle_until_ ? PollResult::kNothingAvailable : PollResult::kEndOfInput;
+  }
+
+ private:
+  const int count_;
+  const Clock::duration idle_;
+  int sent_ = 0;
+  Clock::time_point idle_until_{};
+};
+
+// Buffers records; its flush action makes them "visible"; finish() notes how
+// many were visible before the end of input flushed the rest.
+struct BufferState {
+  std::atomic<int> visible{0};
+  std::atomic<int> visible_before_finish{-1};
+  std::atomic<int> flush_actions{0};
+};
+
+class BufferingSink final : public Sink {
+ public:
+  explicit BufferingSink(std::shared_ptr<BufferState> state) : state_(std::move(state)) {}
+  void open(SinkContext& context) override {
+    context.register_flush_action([this] { flush(); });
+  }
+  void write(Row&&) override { ++buffered_; }
+  void finish() override {
+    state_->visible_before_finish = state_->visible.load();
+    flush();
+  }
+
+ private:
+  void flush() {
+    ++state_->flush_actions;
+    state_->visible += buffered_;
+    buffered_ = 0;
+  }
+  std::shared_ptr<BufferState> state_;
+  int buffered_ = 0;
+};
+
+SinkDef buffering_sink(std::shared_ptr<BufferState> state) {
+  return {.create = [state](const SubtaskInfo&) { return std::make_unique<BufferingSink>(state); }};
+}
+
+// Runs a source that sends 3 records and then idles for 2 s into a buffering sink.
+std::shared_ptr<BufferState> run_idle_source(std::chrono::milliseconds flush_interval,
+                                             bool chaining) {
+  auto state = std::make_shared<BufferState>();
+  JobGraph graph("idle");
+  graph.source("burst", {.output = {kIdSchema}, .create = [](const SubtaskInfo&) {
+                           return std::make_unique<BurstThenIdleSource>(3, 2s);
+                         }})
+      .sink("buffer", buffering_sink(state));
+  REQUIRE(Executor(with_flush(flush_interval, chaining)).run(graph).finished());
+  return state;
+}
+
+}  // namespace
+
+TEST_CASE("an idle source's buffered records are flushed by the timer, not only at the end",
+          "[engine]") {
+  const bool chaining = GENERATE(true, false);
+  const auto with_ticks = run_idle_source(100ms, chaining);
+  CHECK(with_ticks->visible_before_finish == 3);
+
+  const auto without_ticks = run_idle_source(0ms, chaining);
+  CHECK(without_ticks->visible_before_finish == 0);
+  CHECK(without_ticks->flush_actions == 1);  // the close flush only
+  CHECK(without_ticks->visible == 3);
+}
+
+namespace {
+
+// Emits records until `stop` is set, one every millisecond.
+class UntilStoppedSource final : public Source {
+ public:
+  explicit UntilStoppedSource(std::shared_ptr<std::atomic<bool>> stop) : stop_(std::move(stop)) {}
+  PollResult poll_next(Collector& out) override {
+    if (*stop_) return PollResult::kEndOfInput;
+    const auto now = Clock::now();
+    if (now < due_) return PollResult::kNothingAvailable;
+    due_ = now + 1ms;
+    out.emit(Row(RowKind::kInsert, {n_++}));
+    return PollResult::kMoreAvailable;
+  }
+
+ private:
+  std::shared_ptr<std::atomic<bool>> stop_;
+  Clock::time_point due_{};
+  int64_t n_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE("a sink fed by two upstream subtasks runs its flush action once per tick",
+          "[engine]") {
+  auto stop = std::make_shared<std::atomic<bool>>(false);
+  auto sink_log = std::make_shared<SinkLog>();
+  JobGraph graph("fan-in");
+  graph.source("two", {.output = {kIdSchema}, .create = [stop](const SubtaskInfo&) {
+                         return std::make_unique<UntilStoppedSource>(stop);
+                       }})
+      .parallelism(2)
+      .sink("log", logging_sink(sink_log))
+      .parallelism(1);
+  Executor executor(with_flush(20ms));
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(600ms);
+    *stop = true;
+  });
+  const JobResult result = executor.run(graph);
+  stopper.join();
+  REQUIRE(result.finished());
+
+  const uint64_t e1 = result.metrics.task_of("two", 0)->flush_emitted;
+  const uint64_t e2 = result.metrics.task_of("two", 1)->flush_emitted;
+  const TaskSnapshot* sink = result.metrics.task_of("log");
+  REQUIRE(e1 > 5);
+  REQUIRE(e2 > 5);
+  CHECK(sink->flush_seen == e1 + e2);  // every signal arrived...
+  CHECK(sink->flush_acted == sink_log->flush_actions);
+  // ...and each tick was acted on once: at most one tick (at the very end)
+  // can have reached the sink from one source only.
+  CHECK(sink_log->flush_actions >= std::max(e1, e2));
+  CHECK(sink_log->flush_actions <= std::max(e1, e2) + 1);
+}
+
+TEST_CASE("a sink that registered no flush action gets no calls and no errors", "[engine]") {
+  std::atomic<int> writes{0};
+  struct CountingSink final : Sink {
+    std::atomic<int>& writes;
+    explicit CountingSink(std::atomic<int>& w) : writes(w) {}
+    void write(Row&&) override { ++writes; }
+  };
+  JobGraph graph("no-action");
+  graph.source("trickle", trickle(100, 1ms))
+      .sink("count", {.create = [&](const SubtaskInfo&) {
+              return std::make_unique<CountingSink>(writes);
+            }});
+  const JobResult result = Executor(with_flush(2ms, false)).run(graph);
+  REQUIRE(result.finished());
+  CHECK(writes == 100);
+  CHECK(result.metrics.task_of("count")->flush_seen > 10);
+  CHECK(result.metrics.task_of("count")->flush_acted == 0);
+}
+
+TEST_CASE("backpressure: records in flight stay within the channel capacity", "[engine]") {
+  constexpr size_t kBatch = 8;
+  constexpr size_t kCapacity = 4;
+  auto source_log = std::make_shared<TrickleSource::Log>();
+  std::atomic<int64_t> received{0};
+  std::atomic<int64_t> max_in_flight{0};
+  struct SlowSink final : Sink {
+    std::shared_ptr<TrickleSource::Log> log;
+    std::atomic<int64_t>& received;
+    std::atomic<int64_t>& max_in_flight;
+    SlowSink(std::shared_ptr<TrickleSource::Log> l, std::atomic<int64_t>& r, std::atomic<int64_t>& m)
+        : log(std::move(l)), received(r), max_in_flight(m) {}
+    void write(Row&&) override {
+      const int64_t in_flight = log->emitted.load() - ++received;
+      if (in_flight > max_in_flight) max_in_flight = in_flight;
+      std::this_thread::sleep_for(200us);
+    }
+  };
+  JobGraph graph("backpressure");
+  graph.source("fast", trickle(3000, 0ns, source_log))
+      .sink("slow", {.create = [&](const SubtaskInfo&) {
+              return std::make_unique<SlowSink>(source_log, received, max_in_flight);
+            }});
+  RuntimeOptions options = with_flush(0ms, false);
+  options.batch_size = kBatch;
+  options.channel_capacity = kCapacity;
+  const JobResult result = Executor(options).run(graph);
+  REQUIRE(result.finished());
+  CHECK(received == 3000);
+  // Full batches in the channel, one partial batch in the source's hands, the
+  // batch the sink is working through, and the record being emitted.
+  const int64_t bound = kCapacity * kBatch + kBatch + kBatch + 1;
+  CHECK(max_in_flight <= bound);
+  CHECK(max_in_flight >= static_cast<int64_t>(kCapacity * kBatch));  // the channel did fill up
+  CHECK(result.metrics.task_of("fast")->blocked_ns > 0);
+}
+
+TEST_CASE("an exception in a map fails the run with its message and operator", "[engine]") {
+  const bool chaining = GENERATE(true, false);
+  const int parallelism = GENERATE(1, 2);
+  DatagenOptions gen;
+  gen.rows = 100'000;
+  auto collected = std::make_shared<CollectedRows>();
+  JobGraph graph("explodes");
+  std::atomic<int> seen{0};
+  graph.source("gen", datagen_source(gen))
+      .map("explode",
+           [&](Row&& row) {
+             if (++seen == 5000) throw std::runtime_error("boom at record 5000");
+             return std::move(row);
+           })
+      .sink("collect", collect_sink(collected));
+  RuntimeOptions options = with_flush(1ms, chaining);
+  options.parallelism = parallelism;
+  const JobResult result = Executor(options).run(graph);
+  CHECK(result.status == JobResult::Status::kFailed);
+  CHECK(result.failed_operator == "explode");
+  CHECK_THAT(result.error, Catch::Contains("operator 'explode'") &&
+                               Catch::Contains("boom at record 5000"));
+  CHECK(collected->size() < 100'000);
+}
+
+TEST_CASE("an exception in a source or a sink fails the run naming it", "[engine]") {
+  struct FailingSource final : Source {
+    PollResult poll_next(Collector&) override { throw std::runtime_error("source broke"); }
+  };
+  struct FailingSink final : Sink {
+    void write(Row&&) override { throw std::runtime_error("sink broke"); }
+  };
+  JobGraph bad_source("bad-source");
+  bad_source.source("src", {.output = {kIdSchema}, .create = [](const SubtaskInfo&) {
+                              return std::make_unique<FailingSource>();
+                            }})
+      .sink("out", blackhole_sink());
+  JobResult result = Executor(with_flush(0ms)).run(bad_source);
+  CHECK(result.status == JobResult::Status::kFailed);
+  CHECK(result.error == "operator 'src' failed: source broke");
+
+  JobGraph bad_sink("bad-sink");
+  bad_sink.source("gen", datagen_source({}))
+      .sink("dst", {.create = [](const SubtaskInfo&) { return std::make_unique<FailingSink>(); }})
+      .disable_chaining();
+  result = Executor(with_flush(0ms)).run(bad_sink);
+  CHECK(result.status == JobResult::Status::kFailed);
+  CHECK(result.error == "operator 'dst' failed: sink broke");
+}
+
+TEST_CASE("cancel stops an endless job and joins its threads", "[engine]") {
+  DatagenOptions endless;
+  endless.rows = 0;
+  JobGraph graph("endless");
+  graph.source("gen", datagen_source(endless)).parallelism(2).rebalance().sink("out", blackhole_sink());
+  Executor executor(with_flush(10ms));
+  std::thread canceller([&] {
+    while (executor.metrics().records_in("out") < 10'000) std::this_thread::sleep_for(1ms);
+    executor.cancel();
+  });
+  const JobResult result = executor.run(graph);
+  canceller.join();
+  CHECK(result.status == JobResult::Status::kCancelled);
+  CHECK(result.metrics.records_in("out") >= 10'000);
+}
+
+TEST_CASE("key_by sends every key to exactly one downstream subtask", "[engine]") {
+  DatagenOptions gen;
+  gen.rows = 20'000;
+  gen.keys = 500;
+  gen.update_weight = 50;
+  struct KeyLog {
+    std::mutex mutex;
+    std::map<int64_t, std::set<int>> subtasks_of_key;
+  };
+  auto log = std::make_shared<KeyLog>();
+  struct KeySink final : Sink {
+    std::shared_ptr<KeyLog> log;
+    int subtask = 0;
+    explicit KeySink(std::shared_ptr<KeyLog> l) : log(std::move(l)) {}
+    void open(SinkContext& context) override { subtask = context.subtask().index; }
+    void write(Row&& row) override {
+      std::lock_guard<std::mutex> lock(log->mutex);
+      log->subtasks_of_key[row.fields[0].as_bigint()].insert(subtask);
+    }
+  };
+  JobGraph graph("keyed");
+  graph.source("gen", datagen_source(gen))
+      .parallelism(2)
+      .key_by({"id"})
+      .sink("keys", {.create = [log](const SubtaskInfo&) { return std::make_unique<KeySink>(log); }})
+      .parallelism(3);
+  const JobResult result = Executor(with_flush(0ms)).run(graph);
+  REQUIRE(result.finished());
+  REQUIRE(log->subtasks_of_key.size() == 500);
+  std::set<int> used;
+  for (const auto& [key, subtasks] : log->subtasks_of_key) {
+    CHECK(subtasks.size() == 1);
+    used.insert(*subtasks.begin());
+  }
+  CHECK(used.size() == 3);
+}

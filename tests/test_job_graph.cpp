@@ -1,0 +1,96 @@
+#include "engine/job_graph.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "connectors/basic_sinks.hpp"
+#include "connectors/datagen.hpp"
+#include "engine/error.hpp"
+#include "engine/physical_plan.hpp"
+
+using namespace sluice;
+
+namespace {
+
+Row identity(Row&& row) { return std::move(row); }
+
+}  // namespace
+
+TEST_CASE("validate reports every problem, each naming its operator", "[engine]") {
+  JobGraph graph("broken");
+  auto numbers = graph.source("numbers", datagen_source({}));
+  numbers.map("twice", identity).parallelism(-1).sink("out", blackhole_sink());
+  numbers.key_by({"no_such_column"}).map("twice", identity);  // same name, leads nowhere
+  const auto problems = graph.validate();
+  const auto has = [&](const std::string& text) {
+    for (const auto& p : problems) {
+      if (p.find(text) != std::string::npos) return true;
+    }
+    return false;
+  };
+  CHECK(has("operator 'twice': parallelism must be at least 1, got -1"));
+  CHECK(has("two operators are named 'twice'"));
+  CHECK(has("key column 'no_such_column' is not in its input (id, value)"));
+  CHECK(has("operator 'twice' leads to no sink"));
+  CHECK_THROWS_AS(graph.check(), ConfigError);
+  CHECK_THROWS_WITH(graph.check(), Catch::Contains("job 'broken' is not valid"));
+}
+
+TEST_CASE("a graph without source or sink is not valid", "[engine]") {
+  JobGraph empty("empty");
+  CHECK_THROWS_WITH(empty.check(), Catch::Contains("no source") && Catch::Contains("no sink"));
+}
+
+TEST_CASE("a sink's own check sees its input type", "[engine]") {
+  DatagenOptions changes;
+  changes.keys = 10;
+  changes.update_weight = 50;
+  JobGraph graph("checked");
+  SinkDef picky = blackhole_sink();
+  picky.check = [](const StreamType& input) {
+    std::vector<std::string> problems;
+    if (!input.mode.is_insert_only()) problems.push_back("wants inserts only, got " + input.mode.to_string());
+    return problems;
+  };
+  graph.source("changes", datagen_source(changes)).sink("picky", picky);
+  CHECK_THROWS_WITH(graph.check(),
+                    Catch::Contains("sink 'picky': wants inserts only, got [+I, -U, +U]"));
+}
+
+TEST_CASE("operators on forward edges of equal parallelism chain into one task", "[engine]") {
+  JobGraph graph("chains");
+  graph.source("gen", datagen_source({}))
+      .map("m", identity)
+      .filter("f", [](const Row&) { return true; })
+      .key_by({"id"})
+      .map("keyed", identity)
+      .parallelism(2)
+      .sink("out", blackhole_sink())
+      .parallelism(2);
+  RuntimeOptions options;
+  PhysicalPlan plan = build_plan(graph, options);
+  REQUIRE(plan.chains.size() == 2);
+  CHECK(plan.chain_name(graph, 0) == "gen -> m -> f");
+  CHECK(plan.chain_name(graph, 1) == "keyed -> out");
+  REQUIRE(plan.edges.size() == 1);
+  CHECK(plan.edges[0].partitioning == Partitioning::kHash);
+  CHECK(plan.edges[0].key_indexes == std::vector<size_t>{0});
+  CHECK_THAT(plan.describe(graph), Catch::Contains("hash(id)"));
+  CHECK_THAT(plan.dot(graph), Catch::Contains("t1 -> t2"));
+
+  options.chaining = false;
+  plan = build_plan(graph, options);
+  CHECK(plan.chains.size() == 5);
+  CHECK(plan.edges[0].partitioning == Partitioning::kForward);
+}
+
+TEST_CASE("forward into another parallelism rebalances; a keyed sink is always hashed", "[engine]") {
+  JobGraph graph("exchanges");
+  SinkDef keyed = blackhole_sink();
+  keyed.key_columns = {"id"};
+  graph.source("gen", datagen_source({})).map("m", identity).parallelism(3).sink("out", keyed).parallelism(3);
+  const PhysicalPlan plan = build_plan(graph, RuntimeOptions{});
+  REQUIRE(plan.edges.size() == 2);
+  CHECK(plan.edges[0].partitioning == Partitioning::kRebalance);  // 1 -> 3
+  CHECK(plan.edges[1].partitioning == Partitioning::kHash);       // 3 -> 3, by the sink key
+  CHECK(plan.edges[1].key_columns == std::vector<std::string>{"id"});
+}
