@@ -74,11 +74,13 @@ Stream Stream::flat_map(std::string name, std::function<void(Row&&, Collector&)>
 }
 
 Stream Stream::transform(std::string name, OperatorFactory factory,
-                         std::optional<StreamType> output) {
+                         std::optional<StreamType> output,
+                         std::function<std::vector<std::string>(const StreamType&)> check) {
   NodeDef node{.kind = NodeKind::kOperator,
                .name = std::move(name),
                .output = output ? std::move(*output) : type(),
-               .op = std::move(factory)};
+               .op = std::move(factory),
+               .op_check = std::move(check)};
   return add(std::move(node));
 }
 
@@ -171,6 +173,11 @@ std::vector<std::string> JobGraph::validate() const {
         break;
       case NodeKind::kOperator:
         if (!node.op) problems.push_back(who + ": the operator has no factory");
+        if (node.op_check) {
+          for (const auto& problem : node.op_check(nodes_[node.inputs.at(0).from].output)) {
+            problems.push_back(who + ": " + problem);
+          }
+        }
         break;
       case NodeKind::kSink: {
         has_sink = true;

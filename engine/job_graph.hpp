@@ -64,6 +64,8 @@ struct NodeDef {
   StreamType output;  ///< what it emits (sinks: nothing)
   SourceDef source;
   OperatorFactory op;
+  /// Operators: checks the input at validate(); returns the problems.
+  std::function<std::vector<std::string>(const StreamType& input)> op_check;
   SinkDef sink;
 };
 
@@ -79,9 +81,11 @@ class Stream {
   Stream map(std::string name, std::function<Row(Row&&)> fn, Schema output);
   Stream filter(std::string name, std::function<bool(const Row&)> predicate);
   Stream flat_map(std::string name, std::function<void(Row&&, Collector&)> fn);
-  /// A custom operator; `output` defaults to this stream's type.
+  /// A custom operator; `output` defaults to this stream's type. `check`, if
+  /// given, is run by validate() on this stream's type and returns problems.
   Stream transform(std::string name, OperatorFactory factory,
-                   std::optional<StreamType> output = std::nullopt);
+                   std::optional<StreamType> output = std::nullopt,
+                   std::function<std::vector<std::string>(const StreamType& input)> check = {});
   SinkHandle sink(std::string name, SinkDef def);
 
   /// The next operator receives this stream hash-partitioned by `columns`.

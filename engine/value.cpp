@@ -45,19 +45,10 @@ const char* Value::type_name() const {
   return kNames[v_.index()];
 }
 
-template <typename T>
-const T& Value::get(const char* expected) const {
-  if (const auto* p = std::get_if<T>(&v_)) return *p;
+void Value::throw_type_mismatch(const char* expected) const {
   throw DataError(std::string("expected a ") + expected + " value, got " + type_name() + " " +
                   to_string());
 }
-
-int64_t Value::as_bigint() const { return get<int64_t>("BIGINT"); }
-double Value::as_double() const { return get<double>("DOUBLE"); }
-const Decimal& Value::as_decimal() const { return get<Decimal>("DECIMAL"); }
-const std::string& Value::as_string() const { return get<std::string>("STRING"); }
-bool Value::as_boolean() const { return get<bool>("BOOLEAN"); }
-Timestamp Value::as_timestamp() const { return get<Timestamp>("TIMESTAMP"); }
 
 void Value::append_to(std::string& out) const {
   struct Append {

@@ -36,12 +36,12 @@ class Value {
   bool matches(const DataType& type) const;
 
   /// Accessors; each throws DataError naming both types when the value holds another.
-  int64_t as_bigint() const;
-  double as_double() const;
-  const Decimal& as_decimal() const;
-  const std::string& as_string() const;
-  bool as_boolean() const;
-  Timestamp as_timestamp() const;
+  int64_t as_bigint() const { return get<int64_t>("BIGINT"); }
+  double as_double() const { return get<double>("DOUBLE"); }
+  const Decimal& as_decimal() const { return get<Decimal>("DECIMAL"); }
+  const std::string& as_string() const { return get<std::string>("STRING"); }
+  bool as_boolean() const { return get<bool>("BOOLEAN"); }
+  Timestamp as_timestamp() const { return get<Timestamp>("TIMESTAMP"); }
 
   /// Appends the text form that parse_value() reads back; NULL appends "NULL".
   void append_to(std::string& out) const;
@@ -51,9 +51,13 @@ class Value {
   friend bool operator==(const Value& a, const Value& b) = default;
 
  private:
-  const char* type_name() const;
   template <typename T>
-  const T& get(const char* expected) const;
+  const T& get(const char* expected) const {
+    if (const auto* p = std::get_if<T>(&v_)) return *p;
+    throw_type_mismatch(expected);
+  }
+  [[noreturn]] void throw_type_mismatch(const char* expected) const;
+  const char* type_name() const;
 
   std::variant<std::monostate, int64_t, double, Decimal, std::string, bool, Timestamp> v_;
 };

@@ -1,14 +1,20 @@
 #include "jobs/cli.hpp"
 
+#include <signal.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <atomic>
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "benchmarks/bench.hpp"
 #include "engine/error.hpp"
+#include "engine/executor.hpp"
+#include "engine/physical_plan.hpp"
 #include "jobs/job_registry.hpp"
 
 namespace sluice {
@@ -23,22 +29,24 @@ struct JobArgs {
   std::optional<std::string> config_file;
 };
 
-void add_job_args(CLI::App* command, JobArgs& args, bool with_config_file) {
+void add_job_args(CLI::App* command, JobArgs& args) {
   command->add_option("JOB", args.job, "a bundled job (see `sluice list`)")->required();
   command->add_option("--set", args.sets, "set an option: --set key=value (repeatable)")
       ->allow_extra_args(false);
-  if (with_config_file) {
-    command->add_option("--config", args.config_file,
-                        "a file of key=value lines; --set wins over it");
-  }
+  command->add_option("--config", args.config_file,
+                      "a file of key=value lines; --set wins over it");
 }
 
 Config job_config(const JobArgs& args) {
   return make_config(find_job(args.job).option_table(), args.config_file, args.sets);
 }
 
+void build_graph(const JobDefinition& job, const Config& config, JobGraph& graph) {
+  job.build(config, graph);
+  graph.check();
+}
+
 int list_jobs() {
-  if (bundled_jobs().empty()) std::puts("(no bundled jobs)");
   for (const auto& job : bundled_jobs()) {
     std::printf("%-24s %s\n", job.name.c_str(), job.summary.c_str());
   }
@@ -55,32 +63,116 @@ void print_options(const Config& config) {
   }
 }
 
-int describe_job(const JobArgs& args) {
+int describe_job(const JobArgs& args, bool dot) {
+  const JobDefinition& job = find_job(args.job);
   const Config config = job_config(args);
-  std::printf("job %s: %s\n", args.job.c_str(), find_job(args.job).summary.c_str());
+  JobGraph graph(config.get_string("job.name"));
+  build_graph(job, config, graph);
+  const PhysicalPlan plan = build_plan(graph, RuntimeOptions::from(config));
+  if (dot) {
+    std::fputs(plan.dot(graph).c_str(), stdout);
+    return 0;
+  }
+  std::printf("job %s: %s\n\n", job.name.c_str(), job.summary.c_str());
+  std::fputs(plan.describe(graph).c_str(), stdout);
+  std::puts("");
   print_options(config);
   return 0;
 }
 
+void print_summary(const JobGraph& graph, const JobResult& result) {
+  const double seconds = std::chrono::duration<double>(result.duration).count();
+  std::printf("\n%-24s %10s %14s %14s\n", "operator", "subtasks", "records in", "records out");
+  for (const auto& node : graph.nodes()) {
+    int subtasks = 0;
+    for (const auto& task : result.metrics.tasks) {
+      for (const auto& op : task.operators) subtasks += op.name == node.name;
+    }
+    std::printf("%-24s %10d %14llu %14llu\n", node.name.c_str(), subtasks,
+                static_cast<unsigned long long>(result.metrics.records_in(node.name)),
+                static_cast<unsigned long long>(result.metrics.records_out(node.name)));
+  }
+  std::printf("\n%s in %.2f s\n",
+              result.finished()                                  ? "finished"
+              : result.status == JobResult::Status::kCancelled ? "cancelled"
+                                                                 : "failed",
+              seconds);
+}
+
+// Cancels `executor` on SIGINT or SIGTERM while a job runs. Construct it
+// before the executor starts any thread: the signals are blocked in this
+// thread, and the threads started later inherit that.
+class CancelOnSignal {
+ public:
+  explicit CancelOnSignal(Executor& executor) {
+    sigemptyset(&signals_);
+    sigaddset(&signals_, SIGINT);
+    sigaddset(&signals_, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
+    thread_ = std::thread([this, &executor] {
+      const timespec tick{0, 100'000'000};
+      while (!done_) {
+        if (sigtimedwait(&signals_, nullptr, &tick) > 0) {
+          spdlog::warn("cancelling the job");
+          executor.cancel();
+        }
+      }
+    });
+  }
+  ~CancelOnSignal() {
+    done_ = true;
+    thread_.join();
+    pthread_sigmask(SIG_UNBLOCK, &signals_, nullptr);
+  }
+
+ private:
+  sigset_t signals_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
 int run_job(const JobArgs& args) {
+  const JobDefinition& job = find_job(args.job);
   const Config config = job_config(args);
-  throw ConfigError("job '" + args.job + "' cannot run yet");
+  JobGraph graph(config.get_string("job.name"));
+  build_graph(job, config, graph);
+  Executor executor(RuntimeOptions::from(config));
+  JobResult result;
+  {
+    CancelOnSignal cancel_on_signal(executor);
+    result = executor.run(graph);
+  }
+  print_summary(graph, result);
+  if (job.report) job.report(config, result);
+  if (result.status == JobResult::Status::kFailed) {
+    spdlog::error("job {} failed: {}", graph.name(), result.error);
+    return kExitFailed;
+  }
+  return result.finished() ? 0 : kExitFailed;
 }
 
 }  // namespace
 
 int run_cli(int argc, char** argv) {
+  spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %v");
   CLI::App app{"Sluice: a small streaming engine that writes changelogs into MySQL"};
   app.set_version_flag("--version", std::string("sluice ") + SLUICE_VERSION);
   app.require_subcommand(1);
 
   CLI::App* list = app.add_subcommand("list", "list the bundled jobs");
   JobArgs describe_args;
+  bool dot = false;
   CLI::App* describe = app.add_subcommand("describe", "show a job's graph and options");
-  add_job_args(describe, describe_args, true);
+  add_job_args(describe, describe_args);
+  describe->add_flag("--dot", dot, "print the graph in Graphviz dot");
   JobArgs run_args;
   CLI::App* run = app.add_subcommand("run", "run a bundled job");
-  add_job_args(run, run_args, true);
+  add_job_args(run, run_args);
+  BenchOptions bench_options;
+  CLI::App* bench = app.add_subcommand("bench", "run benchmarks with same-run baselines");
+  bench->add_option("NAME", bench_options.names, "benchmarks to run (default: all)");
+  bench->add_flag("--quick", bench_options.quick, "fewer rows and repetitions, for a smoke run");
+  bench->add_option("--json", bench_options.json_path, "also write the results as JSON");
 
   try {
     app.parse(argc, argv);
@@ -90,8 +182,9 @@ int run_cli(int argc, char** argv) {
 
   try {
     if (list->parsed()) return list_jobs();
-    if (describe->parsed()) return describe_job(describe_args);
+    if (describe->parsed()) return describe_job(describe_args, dot);
     if (run->parsed()) return run_job(run_args);
+    if (bench->parsed()) return run_benchmarks(bench_options);
   } catch (const ConfigError& e) {
     spdlog::error("{}", e.what());
     return kExitUsage;

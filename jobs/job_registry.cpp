@@ -1,15 +1,18 @@
 #include "jobs/job_registry.hpp"
 
 #include "engine/error.hpp"
+#include "jobs/example_job.hpp"
 
 namespace sluice {
 
 OptionTable JobDefinition::option_table() const {
-  return OptionTable(engine_option_specs()).merged(options).with_defaults({{"job.name", name}});
+  auto all_defaults = defaults;
+  all_defaults.emplace("job.name", name);
+  return OptionTable(engine_option_specs()).merged(options).with_defaults(all_defaults);
 }
 
 const std::vector<JobDefinition>& bundled_jobs() {
-  static const std::vector<JobDefinition> jobs = {};
+  static const std::vector<JobDefinition> jobs = {example_job()};
   return jobs;
 }
 
@@ -19,8 +22,7 @@ const JobDefinition& find_job(const std::string& name) {
   }
   std::string known;
   for (const auto& job : bundled_jobs()) known += (known.empty() ? "" : ", ") + job.name;
-  throw ConfigError("unknown job '" + name + "'; the bundled jobs are: " +
-                    (known.empty() ? "(none)" : known));
+  throw ConfigError("unknown job '" + name + "'; the bundled jobs are: " + known);
 }
 
 }  // namespace sluice

@@ -1,20 +1,31 @@
 #pragma once
 
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "engine/executor.hpp"
+#include "engine/job_graph.hpp"
 #include "engine/options.hpp"
 
 namespace sluice {
 
-/// A bundled job that `sluice list|describe|run` knows by name.
+/// A bundled job that `sluice list|describe|run` knows by name: a function
+/// that builds a graph from options.
 struct JobDefinition {
   std::string name;
   std::string summary;
-  /// The job's own keys and the connector keys it uses, besides the engine's.
+  /// The connector and job keys it reads, besides the engine's.
   std::vector<OptionSpec> options;
+  /// Defaults of this job that differ from the keys' own.
+  std::map<std::string, std::string> defaults;
+  /// Adds the job's operators to `graph`.
+  std::function<void(const Config& config, JobGraph& graph)> build;
+  /// Optional: prints what the job has to say once it ended.
+  std::function<void(const Config& config, const JobResult& result)> report;
 
-  /// Every key this job accepts, with `job.name` defaulting to the job's name.
+  /// Every key this job accepts, with its defaults; `job.name` defaults to the job's name.
   OptionTable option_table() const;
 };
 

@@ -31,3 +31,42 @@ TEST_CASE("sluice run of an unknown job exits 2 naming it", "[cli]") {
   CHECK(result.status == 2);
   CHECK_THAT(result.output, Catch::Contains("unknown job 'no-such-job'"));
 }
+
+TEST_CASE("sluice list names the bundled jobs", "[cli]") {
+  const auto result = run_command(kCli + " list");
+  CHECK(result.status == 0);
+  CHECK_THAT(result.output, Catch::Contains("example"));
+}
+
+TEST_CASE("sluice run finishes the example job and prints its summary", "[cli]") {
+  const auto result = run_command(kCli + " run example --set source.rows=50");
+  CHECK(result.status == 0);
+  CHECK_THAT(result.output, Catch::Contains("+I[") && Catch::Contains("finished in"));
+  CHECK_THAT(result.output, Catch::Matches("(.|\\n)*orders +1 +0 +50\\n(.|\\n)*"));
+}
+
+TEST_CASE("an unknown key or a bad value exits 2 naming the key", "[cli]") {
+  auto result = run_command(kCli + " run example --set engine.flush.intervall=1s");
+  CHECK(result.status == 2);
+  CHECK_THAT(result.output, Catch::Contains("unknown option 'engine.flush.intervall'") &&
+                                Catch::Contains("did you mean 'engine.flush.interval'"));
+  result = run_command(kCli + " run example --set engine.flush.interval=often");
+  CHECK(result.status == 2);
+  CHECK_THAT(result.output,
+             Catch::Contains("'engine.flush.interval'") && Catch::Contains("a duration"));
+}
+
+TEST_CASE("describe shows the graph and that --set wins over --config", "[cli]") {
+  sluice::testing::TempDir dir;
+  const std::string config = dir.write("job.conf", "parallelism=3\nsource.rows=7\n");
+  const auto result =
+      run_command(kCli + " describe example --config " + config + " --set parallelism=2");
+  CHECK(result.status == 0);
+  CHECK_THAT(result.output, Catch::Contains("orders -> paid -> with-shipping -> print") &&
+                                Catch::Contains("(parallelism 2)"));
+  CHECK_THAT(result.output, Catch::Matches("(.|\\n)*source.rows +7\\n(.|\\n)*"));
+  CHECK_THAT(result.output, Catch::Matches("(.|\\n)*engine.chaining +true  \\(default\\)(.|\\n)*"));
+  const auto dot = run_command(kCli + " describe example --dot");
+  CHECK(dot.status == 0);
+  CHECK_THAT(dot.output, Catch::StartsWith("digraph"));
+}

@@ -1,0 +1,133 @@
+#include "benchmarks/bench.hpp"
+
+#include <spdlog/spdlog.h>
+#include <sys/utsname.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "benchmarks/pipeline_bench.hpp"
+#include "engine/error.hpp"
+
+namespace sluice {
+namespace {
+
+std::vector<Benchmark> all_benchmarks() { return {pipeline_benchmark()}; }
+
+struct ScenarioResult {
+  std::string name;
+  bool baseline = false;
+  std::vector<double> rates;  // records per second, one per repetition
+
+  double median() const {
+    std::vector<double> sorted = rates;
+    std::sort(sorted.begin(), sorted.end());
+    const size_t n = sorted.size();
+    return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  }
+  double min() const { return *std::min_element(rates.begin(), rates.end()); }
+  double max() const { return *std::max_element(rates.begin(), rates.end()); }
+};
+
+std::string machine_description() {
+  std::string cpu = "unknown CPU";
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("model name", 0) == 0) {
+      cpu = line.substr(line.find(':') + 2);
+      break;
+    }
+  }
+  utsname os{};
+  uname(&os);
+  return cpu + ", " + std::to_string(std::thread::hardware_concurrency()) + " cores, " +
+         os.sysname + " " + os.release + ", g++ " + __VERSION__;
+}
+
+std::string rate_text(double rate) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.2fM", rate / 1e6);
+  return buf;
+}
+
+}  // namespace
+
+int run_benchmarks(const BenchOptions& options) {
+  std::vector<Benchmark> selected;
+  for (const auto& benchmark : all_benchmarks()) {
+    if (options.names.empty() ||
+        std::find(options.names.begin(), options.names.end(), benchmark.name) !=
+            options.names.end()) {
+      selected.push_back(benchmark);
+    }
+  }
+  for (const auto& name : options.names) {
+    if (std::none_of(selected.begin(), selected.end(),
+                     [&](const Benchmark& b) { return b.name == name; })) {
+      std::string known;
+      for (const auto& b : all_benchmarks()) known += (known.empty() ? "" : ", ") + b.name;
+      throw ConfigError("unknown benchmark '" + name + "'; the benchmarks are: " + known);
+    }
+  }
+
+  const BenchSettings settings{.quick = options.quick, .repetitions = options.quick ? 3 : 5};
+  const std::string machine = machine_description();
+  std::printf("machine: %s\n", machine.c_str());
+  nlohmann::json json = {{"machine", machine}, {"quick", options.quick}, {"benchmarks", nlohmann::json::array()}};
+
+  for (const auto& benchmark : selected) {
+    std::vector<BenchScenario> scenarios = benchmark.scenarios(settings);
+    std::vector<ScenarioResult> results;
+    for (const auto& s : scenarios) results.push_back({s.name, s.baseline, {}});
+    // Repetitions go round all scenarios, so that a noisy moment of the
+    // machine spreads over them instead of hitting one.
+    for (int r = 0; r < settings.repetitions; ++r) {
+      for (size_t i = 0; i < scenarios.size(); ++i) {
+        const BenchSample sample = scenarios[i].run();
+        results[i].rates.push_back(static_cast<double>(sample.records) / sample.seconds);
+      }
+    }
+
+    std::printf("\n%s: %s (%d runs each, records/s)\n", benchmark.name.c_str(),
+                benchmark.description.c_str(), settings.repetitions);
+    std::printf("  %-40s %10s %10s %10s", "scenario", "median", "min", "max");
+    for (const auto& base : results) {
+      if (base.baseline) std::printf("  vs %-14.14s", base.name.substr(10).c_str());
+    }
+    std::printf("\n");
+    nlohmann::json scenarios_json = nlohmann::json::array();
+    for (const auto& result : results) {
+      std::printf("  %-40s %10s %10s %10s", result.name.c_str(), rate_text(result.median()).c_str(),
+                  rate_text(result.min()).c_str(), rate_text(result.max()).c_str());
+      nlohmann::json ratios = nlohmann::json::object();
+      for (const auto& base : results) {
+        if (!base.baseline) continue;
+        const double ratio = result.median() / base.median();
+        ratios[base.name] = ratio;
+        std::printf("  %17.2fx", ratio);
+      }
+      std::printf("\n");
+      scenarios_json.push_back({{"name", result.name},
+                                {"baseline", result.baseline},
+                                {"median_records_per_s", result.median()},
+                                {"min_records_per_s", result.min()},
+                                {"max_records_per_s", result.max()},
+                                {"ratio_to", ratios}});
+    }
+    json["benchmarks"].push_back({{"name", benchmark.name},
+                                  {"description", benchmark.description},
+                                  {"scenarios", scenarios_json}});
+  }
+
+  if (options.json_path) {
+    std::ofstream out(*options.json_path);
+    out << json.dump(2) << "\n";
+    if (!out) throw Error("cannot write " + *options.json_path);
+  }
+  return 0;
+}
+
+}  // namespace sluice

@@ -1,0 +1,51 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sluice {
+
+/// What `sluice bench` was asked for.
+struct BenchOptions {
+  /// Benchmarks to run; empty = all.
+  std::vector<std::string> names;
+  /// Fewer records and repetitions: a smoke run of every scenario.
+  bool quick = false;
+  /// Where to write the results as JSON, if anywhere.
+  std::optional<std::string> json_path;
+};
+
+/// One timed run of a scenario.
+struct BenchSample {
+  uint64_t records = 0;
+  double seconds = 0;
+};
+
+/// Something measured: a baseline, or the engine doing the same work.
+struct BenchScenario {
+  std::string name;
+  bool baseline = false;
+  std::function<BenchSample()> run;
+};
+
+/// Sizes shared by every scenario of one run.
+struct BenchSettings {
+  bool quick = false;
+  int repetitions = 5;
+};
+
+/// A named group of scenarios measured side by side in one run: every
+/// scenario is reported with its ratio to each baseline of its group.
+struct Benchmark {
+  std::string name;
+  std::string description;
+  std::function<std::vector<BenchScenario>(const BenchSettings&)> scenarios;
+};
+
+/// Runs the benchmarks, prints a table, writes JSON if asked. Returns the exit status.
+int run_benchmarks(const BenchOptions& options);
+
+}  // namespace sluice

@@ -1,0 +1,141 @@
+#include "benchmarks/pipeline_bench.hpp"
+
+#include <boost/lockfree/spsc_queue.hpp>
+#include <chrono>
+#include <thread>
+
+#include "connectors/basic_sinks.hpp"
+#include "connectors/datagen.hpp"
+#include "engine/executor.hpp"
+
+namespace sluice {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The per-record work of every scenario.
+Row bump(Row&& row) {
+  row.fields[1] = row.fields[1].as_bigint() + 1;
+  return std::move(row);
+}
+
+bool keep(const Row& row) { return row.fields[0].as_bigint() % 8 != 0; }
+
+DatagenOptions rows_of_two_bigints(uint64_t rows) {
+  DatagenOptions options;  // id BIGINT, value BIGINT; inserts only
+  options.rows = rows;
+  return options;
+}
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+BenchSample single_thread_loop(uint64_t rows) {
+  const auto start = Clock::now();
+  ChangeGenerator generator(rows_of_two_bigints(rows), 0, 1);
+  Row out[2];
+  uint64_t kept = 0;
+  while (const int n = generator.next(out)) {
+    for (int i = 0; i < n; ++i) {
+      Row row = bump(std::move(out[i]));
+      if (keep(row)) ++kept;
+    }
+  }
+  if (kept == 0) throw std::logic_error("the loop kept nothing");
+  return {rows, seconds_since(start)};
+}
+
+// A producer thread generating, mapping and filtering into batches of 256
+// rows, handed to the consumer through a Boost SPSC queue of 16 batches;
+// spent batches come back through a second queue.
+BenchSample two_thread_spsc(uint64_t rows) {
+  using Batch = std::vector<Row>;
+  constexpr size_t kBatch = 256;
+  boost::lockfree::spsc_queue<Batch*> full(16), empty(18);
+  const auto start = Clock::now();
+  std::thread producer([&] {
+    ChangeGenerator generator(rows_of_two_bigints(rows), 0, 1);
+    Row out[2];
+    auto* batch = new Batch();
+    const auto hand_over = [&] {
+      while (!full.push(batch)) std::this_thread::yield();
+      if (!empty.pop(batch)) batch = new Batch();
+    };
+    while (const int n = generator.next(out)) {
+      for (int i = 0; i < n; ++i) {
+        Row row = bump(std::move(out[i]));
+        if (!keep(row)) continue;
+        batch->push_back(std::move(row));
+        if (batch->size() == kBatch) hand_over();
+      }
+    }
+    hand_over();
+    while (!full.push(nullptr)) std::this_thread::yield();
+    delete batch;
+  });
+  uint64_t received = 0;
+  while (true) {
+    Batch* batch;
+    if (!full.pop(batch)) {
+      std::this_thread::yield();
+      continue;
+    }
+    if (batch == nullptr) break;
+    received += batch->size();
+    batch->clear();
+    if (!empty.push(batch)) delete batch;
+  }
+  producer.join();
+  Batch* spare;
+  while (empty.pop(spare)) delete spare;
+  if (received == 0) throw std::logic_error("the consumer received nothing");
+  return {rows, seconds_since(start)};
+}
+
+enum class Shape { kChained, kOneBoundary, kKeyedParallel };
+
+BenchSample engine_pipeline(uint64_t rows, Shape shape) {
+  JobGraph graph("pipeline");
+  const int parallelism = shape == Shape::kKeyedParallel ? 2 : 1;
+  Stream generated = graph.source("datagen", datagen_source(rows_of_two_bigints(rows)))
+                         .parallelism(parallelism);
+  if (shape == Shape::kKeyedParallel) generated = generated.key_by({"id"});
+  SinkHandle sink = generated.map("bump", bump)
+                        .parallelism(parallelism)
+                        .filter("keep", keep)
+                        .parallelism(parallelism)
+                        .sink("blackhole", blackhole_sink())
+                        .parallelism(parallelism);
+  if (shape == Shape::kOneBoundary) sink.disable_chaining();
+  RuntimeOptions options;
+  options.flush_interval = std::chrono::milliseconds(0);
+  const JobResult result = Executor(options).run(graph);
+  if (!result.finished()) throw std::runtime_error("pipeline run failed: " + result.error);
+  return {rows, std::chrono::duration<double>(result.duration).count()};
+}
+
+}  // namespace
+
+Benchmark pipeline_benchmark() {
+  return {
+      .name = "pipeline",
+      .description = "datagen -> map -> filter -> blackhole, rows of two BIGINTs",
+      .scenarios =
+          [](const BenchSettings& settings) {
+            const uint64_t rows = settings.quick ? 500'000 : 5'000'000;
+            return std::vector<BenchScenario>{
+                {"baseline: single-thread loop", true, [=] { return single_thread_loop(rows); }},
+                {"baseline: two-thread SPSC", true, [=] { return two_thread_spsc(rows); }},
+                {"chained (1 thread)", false,
+                 [=] { return engine_pipeline(rows, Shape::kChained); }},
+                {"unchained (one thread boundary)", false,
+                 [=] { return engine_pipeline(rows, Shape::kOneBoundary); }},
+                {"keyed exchange, parallelism 2", false,
+                 [=] { return engine_pipeline(rows, Shape::kKeyedParallel); }},
+            };
+          },
+  };
+}
+
+}  // namespace sluice

@@ -1,0 +1,56 @@
+#include "transforms/project.hpp"
+
+#include <algorithm>
+
+namespace sluice {
+namespace {
+
+class ProjectOperator final : public Operator {
+ public:
+  explicit ProjectOperator(std::vector<size_t> indexes) : indexes_(std::move(indexes)) {}
+  void process(Row&& row, Collector& out) override {
+    std::vector<Value> fields;
+    fields.reserve(indexes_.size());
+    for (size_t i : indexes_) fields.push_back(std::move(row.fields[i]));
+    row.fields = std::move(fields);
+    out.emit(std::move(row));
+  }
+
+ private:
+  std::vector<size_t> indexes_;
+};
+
+}  // namespace
+
+Stream project(Stream input, std::string name, std::vector<std::string> columns) {
+  const Schema& in = input.type().schema;
+  std::vector<size_t> indexes;
+  std::vector<Column> kept;
+  for (const auto& column : columns) {
+    if (const auto index = in.index_of(column)) {
+      indexes.push_back(*index);
+      kept.push_back(in.column(*index));
+    }
+  }
+  std::vector<std::string> key = in.primary_key_names();
+  const bool key_kept = std::all_of(key.begin(), key.end(), [&](const std::string& k) {
+    return std::find(columns.begin(), columns.end(), k) != columns.end();
+  });
+  if (!key_kept) key.clear();
+  StreamType output{Schema(std::move(kept), std::move(key)), input.type().mode};
+  auto check = [columns](const StreamType& type) {
+    std::vector<std::string> problems;
+    for (const auto& column : columns) {
+      if (!type.schema.index_of(column)) {
+        problems.push_back("column '" + column + "' is not in its input");
+      }
+    }
+    return problems;
+  };
+  return input.transform(
+      std::move(name),
+      [indexes](const SubtaskInfo&) { return std::make_unique<ProjectOperator>(indexes); },
+      std::move(output), check);
+}
+
+}  // namespace sluice
