@@ -68,9 +68,9 @@ class FlushTimer {
       if (ec) return;
       const int64_t tick = static_cast<int64_t>(fired_.fetch_add(1) + 1);
       for (Task* task : sources_) {
-        if (task->running() && !task->mailbox().offer_tick(tick)) {
-          task->metrics().ticks_coalesced.add(1);
-        }
+        if (!task->running()) continue;
+        task->metrics().ticks_offered.add(1);
+        if (!task->mailbox().offer_tick(tick)) task->metrics().ticks_coalesced.add(1);
       }
       // Fixed rate: a slow round does not push the later ticks back.
       timer_.expires_at(timer_.expiry() + interval_);

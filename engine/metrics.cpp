@@ -12,6 +12,7 @@ TaskSnapshot snapshot(const TaskMetrics& m) {
                  .flush_seen = m.flush_seen.get(),
                  .flush_acted = m.flush_acted.get(),
                  .flush_emitted = m.flush_emitted.get(),
+                 .ticks_offered = m.ticks_offered.get(),
                  .ticks_coalesced = m.ticks_coalesced.get()};
   for (size_t i = 0; i < m.operators.size(); ++i) {
     const uint64_t out = i + 1 < m.operators.size() ? m.operators[i + 1].records_in.get()

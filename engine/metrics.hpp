@@ -41,6 +41,7 @@ struct TaskMetrics {
   Counter flush_seen;       ///< FlushSignals that arrived on inputs or were emitted by the source
   Counter flush_acted;      ///< ticks acted on: flush action run (sink) or signal forwarded
   Counter flush_emitted;    ///< sources: FlushSignals injected into the outputs
+  Counter ticks_offered;    ///< sources: ticks the timer offered while the task ran
   Counter ticks_coalesced;  ///< sources: ticks that found one still pending
 };
 
@@ -64,6 +65,7 @@ struct TaskSnapshot {
   uint64_t flush_seen = 0;
   uint64_t flush_acted = 0;
   uint64_t flush_emitted = 0;
+  uint64_t ticks_offered = 0;
   uint64_t ticks_coalesced = 0;
 };
 

@@ -165,6 +165,7 @@ int run_cli(int argc, char** argv) {
   CLI::App* describe = app.add_subcommand("describe", "show a job's graph and options");
   add_job_args(describe, describe_args);
   describe->add_flag("--dot", dot, "print the graph in Graphviz dot");
+  CLI::App* options = app.add_subcommand("options", "list every option as a Markdown table");
   JobArgs run_args;
   CLI::App* run = app.add_subcommand("run", "run a bundled job");
   add_job_args(run, run_args);
@@ -182,6 +183,10 @@ int run_cli(int argc, char** argv) {
 
   try {
     if (list->parsed()) return list_jobs();
+    if (options->parsed()) {
+      std::fputs(all_options().markdown().c_str(), stdout);
+      return 0;
+    }
     if (describe->parsed()) return describe_job(describe_args, dot);
     if (run->parsed()) return run_job(run_args);
     if (bench->parsed()) return run_benchmarks(bench_options);

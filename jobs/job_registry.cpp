@@ -16,6 +16,12 @@ const std::vector<JobDefinition>& bundled_jobs() {
   return jobs;
 }
 
+OptionTable all_options() {
+  OptionTable table(engine_option_specs());
+  for (const auto& job : bundled_jobs()) table = table.merged(job.options);
+  return table;
+}
+
 const JobDefinition& find_job(const std::string& name) {
   for (const auto& job : bundled_jobs()) {
     if (job.name == name) return job;

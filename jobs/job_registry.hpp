@@ -31,6 +31,8 @@ struct JobDefinition {
 
 /// The bundled jobs, in the order `sluice list` shows them.
 const std::vector<JobDefinition>& bundled_jobs();
+/// Every key of the engine and of any bundled job, with the keys' own defaults.
+OptionTable all_options();
 /// The job called `name`; throws ConfigError listing the jobs if there is none.
 const JobDefinition& find_job(const std::string& name);
 

@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <fstream>
 
 #include "tests/support.hpp"
 
@@ -69,4 +70,19 @@ TEST_CASE("describe shows the graph and that --set wins over --config", "[cli]")
   const auto dot = run_command(kCli + " describe example --dot");
   CHECK(dot.status == 0);
   CHECK_THAT(dot.output, Catch::StartsWith("digraph"));
+}
+
+TEST_CASE("the README's options table is what the option table says", "[cli]") {
+  std::ifstream in(std::string(SLUICE_SOURCE_DIR) + "/README.md");
+  const std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string begin = "<!-- options:begin (sluice options) -->\n";
+  const std::string end = "<!-- options:end -->";
+  const size_t from = readme.find(begin);
+  const size_t to = readme.find(end);
+  REQUIRE(from != std::string::npos);
+  REQUIRE(to != std::string::npos);
+  const auto generated = run_command(kCli + " options");
+  REQUIRE(generated.status == 0);
+  // After adding an option, regenerate the README's table with `build/sluice options`.
+  CHECK(readme.substr(from + begin.size(), to - from - begin.size()) == generated.output);
 }
