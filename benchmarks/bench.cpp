@@ -95,7 +95,7 @@ int run_benchmarks(const BenchOptions& options) {
                 benchmark.description.c_str(), settings.repetitions);
     std::printf("  %-40s %10s %10s %10s", "scenario", "median", "min", "max");
     for (const auto& base : results) {
-      if (base.baseline) std::printf("  vs %-14.14s", base.name.substr(10).c_str());
+      if (base.baseline) std::printf("  %22s", ("vs " + base.name.substr(base.name.find(':') + 2)).c_str());
     }
     std::printf("\n");
     nlohmann::json scenarios_json = nlohmann::json::array();
@@ -107,7 +107,7 @@ int run_benchmarks(const BenchOptions& options) {
         if (!base.baseline) continue;
         const double ratio = result.median() / base.median();
         ratios[base.name] = ratio;
-        std::printf("  %17.2fx", ratio);
+        std::printf("  %21.2fx", ratio);
       }
       std::printf("\n");
       scenarios_json.push_back({{"name", result.name},
