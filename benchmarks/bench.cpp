@@ -9,25 +9,28 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "benchmarks/checkpoint_bench.hpp"
 #include "benchmarks/pipeline_bench.hpp"
 #include "engine/error.hpp"
 
 namespace sluice {
 namespace {
 
-std::vector<Benchmark> all_benchmarks() { return {pipeline_benchmark()}; }
+std::vector<Benchmark> all_benchmarks() { return {pipeline_benchmark(), checkpoint_benchmark()}; }
+
+double median_of(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
 
 struct ScenarioResult {
   std::string name;
   bool baseline = false;
   std::vector<double> rates;  // records per second, one per repetition
+  std::map<std::string, std::vector<double>> extras;
 
-  double median() const {
-    std::vector<double> sorted = rates;
-    std::sort(sorted.begin(), sorted.end());
-    const size_t n = sorted.size();
-    return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-  }
+  double median() const { return median_of(rates); }
   double min() const { return *std::min_element(rates.begin(), rates.end()); }
   double max() const { return *std::max_element(rates.begin(), rates.end()); }
 };
@@ -88,6 +91,7 @@ int run_benchmarks(const BenchOptions& options) {
       for (size_t i = 0; i < scenarios.size(); ++i) {
         const BenchSample sample = scenarios[i].run();
         results[i].rates.push_back(static_cast<double>(sample.records) / sample.seconds);
+        for (const auto& [name, value] : sample.extras) results[i].extras[name].push_back(value);
       }
     }
 
@@ -110,12 +114,21 @@ int run_benchmarks(const BenchOptions& options) {
         std::printf("  %21.2fx", ratio);
       }
       std::printf("\n");
+      nlohmann::json extras = nlohmann::json::object();
+      for (const auto& [name, values] : result.extras) extras[name] = median_of(values);
       scenarios_json.push_back({{"name", result.name},
                                 {"baseline", result.baseline},
                                 {"median_records_per_s", result.median()},
                                 {"min_records_per_s", result.min()},
                                 {"max_records_per_s", result.max()},
-                                {"ratio_to", ratios}});
+                                {"ratio_to", ratios},
+                                {"extras", extras}});
+    }
+    for (const auto& result : results) {
+      for (const auto& [name, values] : result.extras) {
+        std::printf("  %s: %s %.1f (median of runs)\n", result.name.c_str(), name.c_str(),
+                    median_of(values));
+      }
     }
     json["benchmarks"].push_back({{"name", benchmark.name},
                                   {"description", benchmark.description},

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,8 @@ struct BenchOptions {
 struct BenchSample {
   uint64_t records = 0;
   double seconds = 0;
+  /// Other figures of the run worth reporting (their medians are printed).
+  std::map<std::string, double> extras;
 };
 
 /// Something measured: a baseline, or the engine doing the same work.

@@ -4,7 +4,9 @@
 #include <charconv>
 #include <cmath>
 
+#include "connectors/source_options.hpp"
 #include "engine/error.hpp"
+#include "engine/value_codec.hpp"
 
 namespace sluice {
 namespace {
@@ -26,23 +28,41 @@ const char* const kWords[] = {"created", "paid", "packed", "shipped", "delivered
 // 2026-01-01 00:00:00 in microseconds since the epoch.
 constexpr int64_t kBaseTimeMicros = 1'767'225'600'000'000;
 
+// Its checkpointed position is the number of changes emitted: the generator
+// is deterministic, so a restored source regenerates that many and drops them.
 class DatagenSource final : public Source {
  public:
   DatagenSource(const DatagenOptions& options, int subtask, int parallelism)
       : generator_(options, subtask, parallelism) {}
+
+  void open(OperatorContext& context) override {
+    position_state_.emplace(context.value_state("position"));
+    if (const auto saved = position_state_->get()) {
+      const uint64_t position = decode_values(*saved).at(0).as_bigint();
+      Row rows[2];
+      while (emitted_ < position && generator_.next(rows) > 0) ++emitted_;
+    }
+  }
 
   PollResult poll_next(Collector& out) override {
     Row rows[2];
     for (int i = 0; i < kChangesPerPoll; ++i) {
       const int n = generator_.next(rows);
       if (n == 0) return PollResult::kEndOfInput;
+      ++emitted_;
       for (int r = 0; r < n; ++r) out.emit(std::move(rows[r]));
     }
     return PollResult::kMoreAvailable;
   }
 
+  void snapshot_state(int64_t) override {
+    position_state_->set(encode_values({Value(static_cast<int64_t>(emitted_))}));
+  }
+
  private:
   ChangeGenerator generator_;
+  std::optional<ValueState> position_state_;
+  uint64_t emitted_ = 0;
 };
 
 // Reads "I:60,U:30,D:10" into the three weights.
@@ -94,10 +114,7 @@ std::vector<OptionSpec> datagen_option_specs() {
        .type = OptionType::kInteger,
        .default_value = "1",
        .doc = "datagen: random seed; equal seeds give equal changelogs"},
-      {.key = "source.rate",
-       .type = OptionType::kInteger,
-       .default_value = "0",
-       .doc = "records per second over all source subtasks; 0 = as fast as possible"},
+      source_rate_spec(),
   };
 }
 
@@ -278,7 +295,7 @@ Row ChangeGenerator::make_row(RowKind kind, uint64_t local_key, uint32_t version
     const DataType& type = schema.column(c).type;
     switch (type.id) {
       case TypeId::kBigint:
-        row.fields.emplace_back(static_cast<int64_t>(h % 1'000'000));
+        row.fields.emplace_back(static_cast<int64_t>(h % 1000));
         break;
       case TypeId::kDouble:
         row.fields.emplace_back(static_cast<double>(h % 1'000'000) / 100.0);

@@ -11,7 +11,8 @@ enum class EventKind : uint8_t {
   kNone,        ///< a batch of records only
   kFlush,       ///< FlushSignal(id = tick): sinks run their flush action
   kBarrier,     ///< Barrier(id = checkpoint id)
-  kEndOfInput,  ///< the producer will send nothing more
+  kEndOfData,   ///< no records follow: operators finish, sinks write their tail
+  kEndOfInput,  ///< nothing at all follows (after the final checkpoint, if any)
 };
 
 /// A control event travelling in a channel behind the records sent before it.

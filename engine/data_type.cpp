@@ -1,5 +1,8 @@
 #include "engine/data_type.hpp"
 
+#include <cctype>
+#include <cstdio>
+
 #include "engine/decimal.hpp"
 #include "engine/error.hpp"
 
@@ -11,6 +14,26 @@ DataType DataType::decimal(int precision, int scale) {
                       ") is not a valid type: precision must be 1 to 38 and scale 0 to precision");
   }
   return {TypeId::kDecimal, static_cast<uint8_t>(precision), static_cast<uint8_t>(scale)};
+}
+
+DataType DataType::parse(std::string_view text) {
+  std::string upper;
+  for (char c : text) {
+    if (c != ' ') upper.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+  }
+  if (upper == "BIGINT" || upper == "INT" || upper == "INTEGER") return bigint();
+  if (upper == "DOUBLE" || upper == "FLOAT") return float64();
+  if (upper == "STRING" || upper == "VARCHAR" || upper == "TEXT") return string();
+  if (upper == "BOOLEAN" || upper == "BOOL") return boolean();
+  if (upper == "TIMESTAMP" || upper == "DATETIME") return timestamp();
+  int precision = 0, scale = 0;
+  char close = 0;
+  if (std::sscanf(upper.c_str(), "DECIMAL(%d,%d%c", &precision, &scale, &close) == 3 &&
+      close == ')' && upper.back() == ')') {
+    return decimal(precision, scale);
+  }
+  throw ConfigError("unknown type '" + std::string(text) +
+                    "'; the types are BIGINT, DOUBLE, DECIMAL(p,s), STRING, BOOLEAN, TIMESTAMP");
 }
 
 std::string DataType::to_string() const {

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace sluice {
 
@@ -23,6 +24,10 @@ struct DataType {
 
   /// The SQL name: "BIGINT", "DECIMAL(10,2)", "TIMESTAMP".
   std::string to_string() const;
+  /// Reads a SQL type name, case-insensitive: BIGINT (or INT, INTEGER),
+  /// DOUBLE (FLOAT), DECIMAL(p,s), STRING (VARCHAR, TEXT), BOOLEAN (BOOL),
+  /// TIMESTAMP (DATETIME). Throws ConfigError listing them.
+  static DataType parse(std::string_view text);
 
   friend bool operator==(const DataType&, const DataType&) = default;
 };

@@ -9,42 +9,36 @@
 #include <thread>
 
 #include "engine/channel.hpp"
+#include "engine/checkpoint_coordinator.hpp"
+#include "engine/checkpoint_storage.hpp"
+#include "engine/error.hpp"
 #include "engine/physical_plan.hpp"
 #include "engine/task.hpp"
 
 namespace sluice {
 
-/// The state of one run: its tasks, channels, and the timer thread.
-struct Executor::Running {
+/// One attempt at running the graph: its tasks and channels, and the timer
+/// thread's io_context (declared first: its timers must go before it).
+struct Executor::Attempt {
+  boost::asio::io_context io;
   JobRunState state;
   std::vector<std::unique_ptr<Channel>> channels;
   std::vector<std::unique_ptr<Task>> tasks;
   std::atomic<uint64_t> ticks_fired{0};
+  std::unique_ptr<CheckpointCoordinator> coordinator;
 
   /// Creates the tasks of every chain and the channels of every edge.
-  void build(const JobGraph& graph, const PhysicalPlan& plan, const RuntimeOptions& options);
+  void build(const JobGraph& graph, const PhysicalPlan& plan, const RuntimeOptions& options,
+             const CheckpointStorage& storage, std::optional<int64_t> restore);
 
   JobMetrics metrics() const {
     JobMetrics m;
     for (const auto& task : tasks) m.tasks.push_back(snapshot(task->metrics()));
     m.ticks_fired = ticks_fired.load(std::memory_order_relaxed);
+    if (coordinator) m.checkpoints = coordinator->stats();
     return m;
   }
 };
-
-Executor::Executor(RuntimeOptions options) : options_(options) {}
-
-Executor::~Executor() = default;
-
-void Executor::cancel() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (running_) running_->state.cancel();
-}
-
-JobMetrics Executor::metrics() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return running_ ? running_->metrics() : JobMetrics{};
-}
 
 namespace {
 
@@ -84,14 +78,61 @@ class FlushTimer {
   std::atomic<uint64_t>& fired_;
 };
 
+void name_thread(std::thread& thread, const std::string& name) {
+  // Linux allows 15 characters.
+  pthread_setname_np(thread.native_handle(), name.substr(0, 15).c_str());
+}
+
+int parallelism_of(const JobGraph& graph, const PhysicalPlan& plan, int node) {
+  for (const auto& chain : plan.chains) {
+    for (int n : chain.nodes) {
+      if (n == node) return chain.parallelism;
+    }
+  }
+  throw std::logic_error("node not in plan: " + graph.nodes()[node].name);
+}
+
+std::map<std::string, int> operator_parallelism(const JobGraph& graph, const PhysicalPlan& plan) {
+  std::map<std::string, int> out;
+  for (size_t n = 0; n < graph.nodes().size(); ++n) {
+    out[graph.nodes()[n].name] = parallelism_of(graph, plan, static_cast<int>(n));
+  }
+  return out;
+}
+
+// State can come back only to the operator, and subtask, that saved it.
+void check_restorable(const CheckpointMetadata& checkpoint, const JobGraph& graph,
+                      const PhysicalPlan& plan) {
+  const auto now = operator_parallelism(graph, plan);
+  for (const auto& state : checkpoint.states) {
+    const auto it = now.find(state.operator_name);
+    const std::string where = "checkpoint " + std::to_string(checkpoint.id) + " of job '" +
+                              graph.name() + "'";
+    if (it == now.end()) {
+      throw ConfigError(where + " holds state of operator '" + state.operator_name +
+                        "', which the job no longer has; use restore=none to start fresh");
+    }
+    const int then = checkpoint.parallelism.at(state.operator_name);
+    if (it->second != then) {
+      throw ConfigError(where + " ran operator '" + state.operator_name + "' with parallelism " +
+                        std::to_string(then) + ", now " + std::to_string(it->second) +
+                        "; its state cannot be redistributed: keep the parallelism or use "
+                        "restore=none");
+    }
+  }
+}
+
 }  // namespace
 
-void Executor::Running::build(const JobGraph& graph, const PhysicalPlan& plan,
-                              const RuntimeOptions& options) {
+void Executor::Attempt::build(const JobGraph& graph, const PhysicalPlan& plan,
+                              const RuntimeOptions& options, const CheckpointStorage& storage,
+                              std::optional<int64_t> restore) {
   std::vector<std::vector<Task*>> chain_tasks(plan.chains.size());
   for (size_t c = 0; c < plan.chains.size(); ++c) {
     for (int s = 0; s < plan.chains[c].parallelism; ++s) {
-      tasks.push_back(std::make_unique<Task>(graph, plan.chains[c], s, options, state));
+      tasks.push_back(std::make_unique<Task>(
+          graph, plan.chains[c], s, options, state,
+          TaskCheckpointing{&storage, restore, nullptr, tasks.size()}));
       chain_tasks[c].push_back(tasks.back().get());
     }
   }
@@ -116,55 +157,137 @@ void Executor::Running::build(const JobGraph& graph, const PhysicalPlan& plan,
   }
 }
 
-namespace {
+Executor::Executor(RuntimeOptions options) : options_(std::move(options)) {}
 
-void name_thread(std::thread& thread, const std::string& name) {
-  // Linux allows 15 characters.
-  pthread_setname_np(thread.native_handle(), name.substr(0, 15).c_str());
+Executor::~Executor() = default;
+
+void Executor::cancel() {
+  cancel_requested_ = true;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (attempt_) attempt_->state.cancel();
 }
 
-}  // namespace
+JobMetrics Executor::metrics() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return attempt_ ? attempt_->metrics() : JobMetrics{};
+}
 
 JobResult Executor::run(const JobGraph& graph) {
   graph.check();
+  cancel_requested_ = false;
   const PhysicalPlan plan = build_plan(graph, options_);
+  const CheckpointStorage storage(options_.checkpoint_dir, graph.name());
   const auto started = std::chrono::steady_clock::now();
 
-  Running run;
-  run.build(graph, plan, options_);
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    running_ = &run;
+  std::optional<int64_t> restore;
+  switch (options_.restore) {
+    case RuntimeOptions::Restore::kNone:
+      break;
+    case RuntimeOptions::Restore::kLatest:
+      restore = storage.resumable();
+      break;
+    case RuntimeOptions::Restore::kCheckpoint: {
+      const auto ids = storage.completed();
+      if (std::find(ids.begin(), ids.end(), options_.restore_checkpoint) == ids.end()) {
+        throw ConfigError("restore=" + std::to_string(options_.restore_checkpoint) +
+                          ": job '" + graph.name() + "' has no such completed checkpoint under " +
+                          storage.job_dir().string());
+      }
+      restore = options_.restore_checkpoint;
+      break;
+    }
+  }
+  if (restore) {
+    check_restorable(storage.read(*restore), graph, plan);
+    spdlog::info("job {}: resuming from checkpoint {}", graph.name(), *restore);
   }
 
-  boost::asio::io_context io;
+  std::vector<CheckpointStats> checkpoints;
+  JobResult result;
+  result.restored_from = restore;
+  for (int attempt = 0;; ++attempt) {
+    JobResult last = run_attempt(graph, plan, storage, restore);
+    checkpoints.insert(checkpoints.end(), last.metrics.checkpoints.begin(),
+                       last.metrics.checkpoints.end());
+    last.restored_from = result.restored_from;
+    last.restarts = attempt;
+    result = std::move(last);
+    if (result.status != JobResult::Status::kFailed || attempt >= options_.restart_attempts ||
+        cancel_requested_) {
+      break;
+    }
+    // Restart from the latest checkpoint, or from scratch if none was taken.
+    restore = storage.latest();
+    spdlog::warn("job {}: {}; restarting ({} of {}) from {} in {} ms", graph.name(), result.error,
+                 attempt + 1, options_.restart_attempts,
+                 restore ? "checkpoint " + std::to_string(*restore) : std::string("the start"),
+                 options_.restart_delay.count());
+    const auto until = std::chrono::steady_clock::now() + options_.restart_delay;
+    while (!cancel_requested_ && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (cancel_requested_) {
+      result.status = JobResult::Status::kCancelled;
+      break;
+    }
+  }
+  if (result.finished() && !checkpoints.empty() && checkpoints.back().final &&
+      checkpoints.back().completed) {
+    storage.mark_finished(checkpoints.back().id);
+  }
+  result.metrics.checkpoints = std::move(checkpoints);
+  result.duration = std::chrono::steady_clock::now() - started;
+  storage.clear_work();
+  return result;
+}
+
+JobResult Executor::run_attempt(const JobGraph& graph, const PhysicalPlan& plan,
+                                const CheckpointStorage& storage, std::optional<int64_t> restore) {
+  storage.clear_work();
+  Attempt attempt;
+  attempt.build(graph, plan, options_, storage, restore);
+
+  boost::asio::io_context& io = attempt.io;
   auto work = boost::asio::make_work_guard(io);
   std::vector<Task*> sources;
-  for (const auto& task : run.tasks) {
+  std::vector<Task*> all;
+  for (const auto& task : attempt.tasks) {
+    all.push_back(task.get());
     if (task->is_source()) sources.push_back(task.get());
   }
-  FlushTimer flush_timer(io, options_.flush_interval, sources, run.ticks_fired);
+  FlushTimer flush_timer(io, options_.flush_interval, sources, attempt.ticks_fired);
   if (options_.flush_interval.count() > 0) flush_timer.start();
+  if (options_.checkpoint_interval.count() > 0) {
+    attempt.coordinator = std::make_unique<CheckpointCoordinator>(
+        io, options_, storage, graph.name(), operator_parallelism(graph, plan), all,
+        storage.highest_id() + 1);
+    for (const auto& task : attempt.tasks) task->set_coordinator(attempt.coordinator.get());
+    attempt.coordinator->start();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    attempt_ = &attempt;
+    if (cancel_requested_) attempt.state.cancel();
+  }
   std::thread timer_thread([&io] { io.run(); });
   name_thread(timer_thread, "sluice-timer");
 
   std::vector<std::thread> threads;
-  for (const auto& task : run.tasks) {
+  for (const auto& task : attempt.tasks) {
     threads.emplace_back([t = task.get()] { t->run(); });
     name_thread(threads.back(), "sluice-" + task->metrics().operators.front().name);
   }
   for (auto& thread : threads) thread.join();
   io.stop();
   timer_thread.join();
-
-  JobResult result;
-  result.duration = std::chrono::steady_clock::now() - started;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    running_ = nullptr;
+    attempt_ = nullptr;
   }
-  result.metrics = run.metrics();
-  if (auto failure = run.state.failure()) {
+
+  JobResult result;
+  result.metrics = attempt.metrics();
+  if (auto failure = attempt.state.failure()) {
     result.status = JobResult::Status::kFailed;
     result.failed_operator = failure->operator_name;
     result.exception = failure->cause;
@@ -173,7 +296,7 @@ JobResult Executor::run(const JobGraph& graph) {
                                                    " of " + std::to_string(failure->parallelism) + ")"
                                              : "") +
                    " failed: " + failure->message;
-  } else if (run.state.is_cancelled()) {
+  } else if (attempt.state.is_cancelled()) {
     result.status = JobResult::Status::kCancelled;
   }
   return result;

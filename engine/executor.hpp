@@ -1,9 +1,11 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "engine/job_graph.hpp"
@@ -11,6 +13,9 @@
 #include "engine/runtime_options.hpp"
 
 namespace sluice {
+
+class CheckpointStorage;
+struct PhysicalPlan;
 
 /// How a run ended.
 struct JobResult {
@@ -22,38 +27,49 @@ struct JobResult {
   /// kFailed: the operator that threw first, and what it threw.
   std::string failed_operator;
   std::exception_ptr exception;
+  /// The counters of the last attempt; checkpoints of every attempt.
   JobMetrics metrics;
   std::chrono::nanoseconds duration{0};
+  /// The checkpoint the first attempt resumed from, if any.
+  std::optional<int64_t> restored_from;
+  /// In-process restarts after failures.
+  int restarts = 0;
 
   bool finished() const { return status == Status::kFinished; }
 };
 
-/// Runs job graphs: one thread per task, one timer thread for the flush
-/// ticks. One run at a time per executor; cancel() and metrics() may be
-/// called from other threads while it runs.
+/// Runs job graphs: one thread per task, one timer thread for flush ticks
+/// and checkpoints. A failed run is restarted from its latest checkpoint up
+/// to `restart_attempts` times. One run at a time per executor; cancel() and
+/// metrics() may be called from other threads while it runs.
 class Executor {
  public:
   explicit Executor(RuntimeOptions options = {});
   ~Executor();
 
-  /// Runs `graph` to its end. Throws ConfigError if the graph is not valid;
-  /// everything that goes wrong while running is in the result. Every thread
-  /// it started has been joined when it returns.
+  /// Runs `graph` to its end. Throws ConfigError if the graph is not valid or
+  /// cannot resume from the checkpoint asked for; everything that goes wrong
+  /// while running is in the result. Every thread it started has been joined
+  /// when it returns.
   JobResult run(const JobGraph& graph);
 
   /// Asks the run in progress to stop; run() then returns kCancelled.
   void cancel();
-  /// The counters of the run in progress (empty between runs).
+  /// The counters of the attempt in progress (empty between runs).
   JobMetrics metrics() const;
 
   const RuntimeOptions& options() const { return options_; }
 
  private:
-  struct Running;
+  struct Attempt;
+
+  JobResult run_attempt(const JobGraph& graph, const PhysicalPlan& plan,
+                        const CheckpointStorage& storage, std::optional<int64_t> restore);
 
   RuntimeOptions options_;
   mutable std::mutex mutex_;
-  Running* running_ = nullptr;
+  Attempt* attempt_ = nullptr;
+  std::atomic<bool> cancel_requested_{false};
 };
 
 }  // namespace sluice

@@ -8,7 +8,8 @@
 namespace sluice {
 
 /// The input side of a task: its channels, read round robin, one batch at a
-/// time, skipping channels that ended.
+/// time, skipping channels that ended and channels blocked for barrier
+/// alignment (their batches wait in the channel, which stays bounded).
 class InputGate {
  public:
   void add(Channel* channel);
@@ -23,11 +24,25 @@ class InputGate {
   /// Marks input `index` as done (it delivered EndOfInput).
   void mark_ended(size_t index);
   bool all_ended() const { return ended_count_ == channels_.size(); }
+  /// Marks input `index` as out of records (it delivered EndOfData).
+  void mark_data_ended(size_t index);
+  bool all_data_ended() const { return data_ended_count_ == channels_.size(); }
+
+  /// Stops reading input `index` until unblock_all().
+  void block(size_t index);
+  void unblock_all();
+  /// Whether every input that has not ended is blocked.
+  bool all_live_blocked() const;
 
  private:
+  bool readable(size_t i) const { return !ended_[i] && !blocked_[i]; }
+
   std::vector<Channel*> channels_;
   std::vector<bool> ended_;
+  std::vector<bool> data_ended_;
+  std::vector<bool> blocked_;
   size_t ended_count_ = 0;
+  size_t data_ended_count_ = 0;
   size_t next_ = 0;
 };
 

@@ -170,6 +170,11 @@ std::vector<std::string> JobGraph::validate() const {
         has_source = true;
         if (!node.source.create) problems.push_back(who + ": the source has no factory");
         if (node.source.rate < 0) problems.push_back(who + ": rate must not be negative");
+        if (node.source.max_parallelism > 0 && node.parallelism > node.source.max_parallelism) {
+          problems.push_back(who + ": runs with parallelism " + std::to_string(node.parallelism) +
+                             ", but this source supports at most " +
+                             std::to_string(node.source.max_parallelism));
+        }
         break;
       case NodeKind::kOperator:
         if (!node.op) problems.push_back(who + ": the operator has no factory");

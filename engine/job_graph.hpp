@@ -28,6 +28,9 @@ struct SourceDef {
   SourceFactory create;
   /// Records per second over all subtasks; 0 = as fast as possible.
   double rate = 0;
+  /// The most subtasks it can run with (a single file: 1); 0 = any. The
+  /// job's default parallelism is capped at it.
+  int max_parallelism = 0;
 };
 
 /// A sink as the graph sees it before anything runs.

@@ -1,6 +1,22 @@
 #include "engine/metrics.hpp"
 
+#include <algorithm>
+
 namespace sluice {
+
+Counter& TaskMetrics::custom(const std::string& counter_name) {
+  std::lock_guard<std::mutex> lock(custom_mutex_);
+  auto& counter = custom_[counter_name];
+  if (!counter) counter = std::make_unique<Counter>();
+  return *counter;
+}
+
+std::map<std::string, uint64_t> TaskMetrics::custom_values() const {
+  std::lock_guard<std::mutex> lock(custom_mutex_);
+  std::map<std::string, uint64_t> values;
+  for (const auto& [key, counter] : custom_) values[key] = counter->get();
+  return values;
+}
 
 TaskSnapshot snapshot(const TaskMetrics& m) {
   TaskSnapshot s{.name = m.name,
@@ -13,7 +29,8 @@ TaskSnapshot snapshot(const TaskMetrics& m) {
                  .flush_acted = m.flush_acted.get(),
                  .flush_emitted = m.flush_emitted.get(),
                  .ticks_offered = m.ticks_offered.get(),
-                 .ticks_coalesced = m.ticks_coalesced.get()};
+                 .ticks_coalesced = m.ticks_coalesced.get(),
+                 .counters = m.custom_values()};
   for (size_t i = 0; i < m.operators.size(); ++i) {
     const uint64_t out = i + 1 < m.operators.size() ? m.operators[i + 1].records_in.get()
                                                     : m.records_written.get();
@@ -44,6 +61,21 @@ uint64_t JobMetrics::records_in(const std::string& name) const {
 uint64_t JobMetrics::records_out(const std::string& name) const {
   return sum_over_subtasks(tasks, name, &OperatorSnapshot::records_out);
 }
+
+uint64_t JobMetrics::counter(const std::string& name) const {
+  uint64_t total = 0;
+  for (const auto& task : tasks) {
+    if (const auto it = task.counters.find(name); it != task.counters.end()) total += it->second;
+  }
+  return total;
+}
+
+size_t JobMetrics::checkpoints_completed() const {
+  return static_cast<size_t>(std::count_if(checkpoints.begin(), checkpoints.end(),
+                                            [](const CheckpointStats& c) { return c.completed; }));
+}
+
+size_t JobMetrics::checkpoints_aborted() const { return checkpoints.size() - checkpoints_completed(); }
 
 const TaskSnapshot* JobMetrics::task_of(const std::string& name, int subtask) const {
   for (const auto& task : tasks) {

@@ -1,7 +1,11 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -43,6 +47,15 @@ struct TaskMetrics {
   Counter flush_emitted;    ///< sources: FlushSignals injected into the outputs
   Counter ticks_offered;    ///< sources: ticks the timer offered while the task ran
   Counter ticks_coalesced;  ///< sources: ticks that found one still pending
+
+  /// A counter an operator names itself ("<operator>.<name>"), created on
+  /// first use; the task's thread writes it.
+  Counter& custom(const std::string& counter_name);
+  std::map<std::string, uint64_t> custom_values() const;
+
+ private:
+  mutable std::mutex custom_mutex_;
+  std::map<std::string, std::unique_ptr<Counter>> custom_;
 };
 
 /// A copy of one operator's counters at one instant.
@@ -67,18 +80,36 @@ struct TaskSnapshot {
   uint64_t flush_emitted = 0;
   uint64_t ticks_offered = 0;
   uint64_t ticks_coalesced = 0;
+  std::map<std::string, uint64_t> counters;  ///< the operators' own counters
 };
 
 TaskSnapshot snapshot(const TaskMetrics& metrics);
+
+/// How one checkpoint went.
+struct CheckpointStats {
+  int64_t id = 0;
+  bool completed = false;  ///< false: aborted
+  bool final = false;      ///< taken after every source reached its end
+  std::chrono::nanoseconds duration{0};   ///< from trigger to completion or abort
+  std::chrono::nanoseconds alignment{0};  ///< the longest a task waited for barriers
+  std::chrono::nanoseconds pause{0};      ///< the longest a task stopped processing to snapshot
+  uint64_t state_bytes = 0;
+};
 
 /// Counters of a whole job.
 struct JobMetrics {
   std::vector<TaskSnapshot> tasks;
   uint64_t ticks_fired = 0;  ///< flush ticks the engine timer fired
+  std::vector<CheckpointStats> checkpoints;
+
+  size_t checkpoints_completed() const;
+  size_t checkpoints_aborted() const;
 
   /// Sums `records_in`/`records_out` over every subtask of the operator `name`.
   uint64_t records_in(const std::string& name) const;
   uint64_t records_out(const std::string& name) const;
+  /// An operator's own counter ("<operator>.<name>"), summed over its subtasks.
+  uint64_t counter(const std::string& name) const;
   /// The snapshot of the task whose chain contains operator `name` (subtask `subtask`).
   const TaskSnapshot* task_of(const std::string& name, int subtask = 0) const;
 };

@@ -1,10 +1,13 @@
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "engine/metrics.hpp"
 #include "engine/row.hpp"
+#include "engine/state.hpp"
 
 /// The three interfaces a job author implements: Source, Operator and Sink.
 /// The engine creates one instance per subtask, calls it on that subtask's
@@ -37,6 +40,17 @@ class OperatorContext {
   virtual const SubtaskInfo& subtask() const = 0;
   /// The live counters of the task running this operator.
   virtual const TaskMetrics& metrics() const = 0;
+  /// A counter of this operator's own, reported as "<operator>.<name>".
+  virtual Counter& counter(const std::string& name) = 0;
+
+  /// This subtask's state, saved at every checkpoint and restored with it.
+  /// Names are the operator's own: two operators never see each other's.
+  virtual ValueState value_state(const std::string& name) = 0;
+  virtual ListState list_state(const std::string& name) = 0;
+  virtual KeyedValueState keyed_value_state(const std::string& name) = 0;
+  virtual KeyedMapState keyed_map_state(const std::string& name) = 0;
+  /// The checkpoint this run resumed from, if it resumed.
+  virtual std::optional<int64_t> restored_checkpoint() const = 0;
 };
 
 /// What the engine offers a sink when it opens.
@@ -48,6 +62,23 @@ class SinkContext : public OperatorContext {
   virtual void register_flush_action(std::function<void()> action) = 0;
 };
 
+/// The checkpoint hooks every operator may implement. The engine calls them
+/// on the operator's own thread:
+/// - snapshot_state(n) when checkpoint n's barrier passes the operator, after
+///   every record before the barrier and before any after it; write what must
+///   survive a crash to state here (sinks: flush or prepare what they hold);
+/// - notify_checkpoint_complete(n) once every task saved checkpoint n:
+///   commit everything up to n;
+/// - notify_checkpoint_aborted(n) when n timed out or failed; the next
+///   completed checkpoint covers its span.
+class CheckpointHooks {
+ public:
+  virtual ~CheckpointHooks() = default;
+  virtual void snapshot_state(int64_t checkpoint_id) { (void)checkpoint_id; }
+  virtual void notify_checkpoint_complete(int64_t checkpoint_id) { (void)checkpoint_id; }
+  virtual void notify_checkpoint_aborted(int64_t checkpoint_id) { (void)checkpoint_id; }
+};
+
 /// What poll_next() says about the source.
 enum class PollResult {
   kMoreAvailable,     ///< call again at once
@@ -57,9 +88,9 @@ enum class PollResult {
 
 /// A source of records. The engine polls it, so it never blocks waiting for
 /// input and the task can serve its mailbox between polls.
-class Source {
+class Source : public CheckpointHooks {
  public:
-  virtual ~Source() = default;
+  /// Reads its state from the context; after a restore, seeks to the position saved there.
   virtual void open(OperatorContext& context) { (void)context; }
   /// Emits the next few records (keep it to a handful: the task checks its
   /// mailbox between polls) and says whether more are available.
@@ -67,9 +98,8 @@ class Source {
 };
 
 /// A transform: turns each input record into zero or more output records.
-class Operator {
+class Operator : public CheckpointHooks {
  public:
-  virtual ~Operator() = default;
   virtual void open(OperatorContext& context) { (void)context; }
   virtual void process(Row&& row, Collector& out) = 0;
   /// Called once at end of input, to emit anything the operator held back.
@@ -77,9 +107,8 @@ class Operator {
 };
 
 /// The end of a graph: writes records somewhere.
-class Sink {
+class Sink : public CheckpointHooks {
  public:
-  virtual ~Sink() = default;
   virtual void open(SinkContext& context) { (void)context; }
   virtual void write(Row&& row) = 0;
   /// Called once at end of input: write whatever is still buffered.

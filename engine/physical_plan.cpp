@@ -1,10 +1,14 @@
 #include "engine/physical_plan.hpp"
 
+#include <algorithm>
+
 namespace sluice {
 namespace {
 
 int parallelism_of(const NodeDef& node, const RuntimeOptions& options) {
-  return node.parallelism > 0 ? node.parallelism : options.parallelism;
+  if (node.parallelism > 0) return node.parallelism;
+  const int cap = node.kind == NodeKind::kSource ? node.source.max_parallelism : 0;
+  return cap > 0 ? std::min(cap, options.parallelism) : options.parallelism;
 }
 
 std::string partitioning_name(const PlanEdge& edge) {

@@ -2,12 +2,16 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <filesystem>
 
 #include "engine/options.hpp"
 
 namespace sluice {
 
-/// How the engine runs a graph.
+/// How the engine runs a graph. The defaults here suit a plain C++ run (no
+/// checkpoints, no restarts, a fresh start); the CLI's come from the option
+/// table, through from().
 struct RuntimeOptions {
   /// Subtasks of every operator that sets no parallelism of its own. Default: 1.
   int parallelism = 1;
@@ -22,7 +26,36 @@ struct RuntimeOptions {
   /// Batches a channel holds before its producer blocks. Default: 16.
   size_t channel_capacity = 16;
 
-  /// Reads `parallelism` and the `engine.*` keys.
+  /// Time between the start of one checkpoint and the next; zero turns
+  /// checkpoints off. Default: off.
+  std::chrono::milliseconds checkpoint_interval{0};
+  /// A checkpoint not complete after this long is aborted. Default: 60s.
+  std::chrono::milliseconds checkpoint_timeout{60'000};
+  /// Least time between the end of one checkpoint and the start of the next.
+  /// Default: 0.
+  std::chrono::milliseconds checkpoint_min_pause{0};
+  /// Completed checkpoints kept on disk. Default: 3.
+  int checkpoints_retained = 3;
+  /// Where checkpoints and live state go: <dir>/<job name>/. Default: ./sluice-state.
+  std::filesystem::path checkpoint_dir = "sluice-state";
+
+  enum class Restore {
+    kNone,        ///< start fresh
+    kLatest,      ///< resume from the latest completed checkpoint, if there is one
+    kCheckpoint,  ///< resume from restore_checkpoint, which must exist
+  };
+  /// Where a run starts from. Default: kNone.
+  Restore restore = Restore::kNone;
+  int64_t restore_checkpoint = 0;
+
+  /// In-process restarts of a failed job, each from its latest checkpoint.
+  /// Default: 0.
+  int restart_attempts = 0;
+  /// Wait before a restart. Default: 1s.
+  std::chrono::milliseconds restart_delay{1000};
+
+  /// Reads `parallelism` and the `engine.*`, `checkpoint.*`, `restore` and
+  /// `restart.*` keys.
   static RuntimeOptions from(const Config& config);
 };
 

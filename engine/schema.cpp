@@ -1,5 +1,7 @@
 #include "engine/schema.hpp"
 
+#include <cctype>
+
 #include "engine/error.hpp"
 
 namespace sluice {
@@ -62,6 +64,63 @@ void Schema::check(const Row& row) const {
                       columns_[i].type.to_string() + ", got " + row.fields[i].to_string());
     }
   }
+}
+
+namespace {
+
+std::string_view trimmed(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  return text;
+}
+
+// Splits at the commas that are not inside parentheses.
+std::vector<std::string_view> split_top_level(std::string_view text) {
+  std::vector<std::string_view> parts;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '(') ++depth;
+    if (text[i] == ')') --depth;
+    if (text[i] == ',' && depth == 0) {
+      parts.push_back(trimmed(text.substr(start, i - start)));
+      start = i + 1;
+    }
+  }
+  parts.push_back(trimmed(text.substr(start)));
+  return parts;
+}
+
+}  // namespace
+
+Schema Schema::parse(std::string_view text) {
+  std::vector<Column> columns;
+  std::vector<std::string> key;
+  for (std::string_view part : split_top_level(text)) {
+    std::string upper;
+    for (char c : part.substr(0, 11)) upper.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+    if (upper == "PRIMARY KEY") {
+      const size_t open = part.find('(');
+      const size_t close = part.rfind(')');
+      if (open == std::string_view::npos || close == std::string_view::npos || close < open) {
+        throw ConfigError("expected PRIMARY KEY (col, ...), got '" + std::string(part) + "'");
+      }
+      for (std::string_view k : split_top_level(part.substr(open + 1, close - open - 1))) {
+        key.emplace_back(k);
+      }
+      continue;
+    }
+    const size_t space = part.find_first_of(" \t");
+    if (part.empty() || space == std::string_view::npos) {
+      throw ConfigError("expected a column as 'name TYPE', got '" + std::string(part) + "'");
+    }
+    try {
+      columns.push_back({std::string(part.substr(0, space)), DataType::parse(trimmed(part.substr(space)))});
+    } catch (const ConfigError& e) {
+      throw ConfigError("column '" + std::string(part.substr(0, space)) + "': " + e.what());
+    }
+  }
+  return Schema(std::move(columns), std::move(key));
 }
 
 std::string Schema::to_string() const {

@@ -41,6 +41,8 @@ class Schema {
 
   /// "id BIGINT, amount DECIMAL(10,2), PRIMARY KEY (id)".
   std::string to_string() const;
+  /// Reads what to_string() writes. Throws ConfigError naming the part at fault.
+  static Schema parse(std::string_view text);
 
  private:
   std::vector<Column> columns_;

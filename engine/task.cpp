@@ -3,7 +3,10 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <future>
 #include <stdexcept>
+
+#include "engine/state_store.hpp"
 
 namespace sluice {
 namespace {
@@ -98,25 +101,75 @@ std::optional<TaskFailure> JobRunState::failure() const {
 class Task::Context final : public SinkContext {
  public:
   Context(Task& task, SubtaskInfo info) : task_(task), info_(std::move(info)) {}
+
   const SubtaskInfo& subtask() const override { return info_; }
   const TaskMetrics& metrics() const override { return task_.metrics_; }
+  Counter& counter(const std::string& name) override {
+    return task_.metrics_.custom(info_.operator_name + "." + name);
+  }
   void register_flush_action(std::function<void()> action) override {
     task_.flush_action_ = std::move(action);
   }
 
+  ValueState value_state(const std::string& name) override { return ValueState(store_, name); }
+  ListState list_state(const std::string& name) override { return ListState(store_, name); }
+  KeyedValueState keyed_value_state(const std::string& name) override {
+    return KeyedValueState(store_, name);
+  }
+  KeyedMapState keyed_map_state(const std::string& name) override {
+    return KeyedMapState(store_, name);
+  }
+  std::optional<int64_t> restored_checkpoint() const override {
+    return task_.checkpointing_.restored;
+  }
+
+  /// The operator's state store if it holds state.
+  StateStore* store_if_open() const { return store_.if_open(); }
+
  private:
+  std::optional<std::filesystem::path> saved_state() const {
+    if (!task_.checkpointing_.restored) return std::nullopt;
+    auto dir = task_.checkpointing_.storage->subtask_dir(*task_.checkpointing_.restored,
+                                                         info_.operator_name, info_.index);
+    if (!std::filesystem::exists(dir)) return std::nullopt;
+    return dir;
+  }
+
   Task& task_;
   SubtaskInfo info_;
+  LazyStateStore store_{saved_state().has_value(), [this] {
+                          return StateStore::open(task_.checkpointing_.storage->work_dir(
+                                                      info_.operator_name, info_.index),
+                                                  saved_state());
+                        }};
+};
+
+struct Task::Member {
+  const NodeDef* node;
+  OperatorMetrics* metrics;
+  std::unique_ptr<Context> context;
+  std::unique_ptr<Source> source;  // exactly one of these three is set
+  std::unique_ptr<Operator> op;
+  std::unique_ptr<Sink> sink;
+  Collector* next = nullptr;  // transforms: where their output goes
+
+  const std::string& name() const { return node->name; }
+  CheckpointHooks& hooks() const {
+    if (source) return *source;
+    if (op) return *op;
+    return *sink;
+  }
 };
 
 Task::Task(const JobGraph& graph, const PlanChain& chain, int subtask,
-           const RuntimeOptions& options, JobRunState& job)
+           const RuntimeOptions& options, JobRunState& job, TaskCheckpointing checkpointing)
     : graph_(graph),
       nodes_(chain.nodes),
       subtask_(subtask),
       parallelism_(chain.parallelism),
       options_(options),
-      job_(job) {
+      job_(job),
+      checkpointing_(std::move(checkpointing)) {
   metrics_.subtask = subtask;
   metrics_.parallelism = parallelism_;
   metrics_.operators = std::vector<OperatorMetrics>(nodes_.size());
@@ -194,7 +247,7 @@ void Task::open_chain() {
   head_ = next;
 
   for (Member& m : chain_) {
-    guarded(m.node->name, [&] {
+    guarded(m.name(), [&] {
       if (m.source) m.source->open(*m.context);
       if (m.op) m.op->open(*m.context);
       if (m.sink) m.sink->open(*m.context);
@@ -203,6 +256,8 @@ void Task::open_chain() {
 }
 
 void Task::close_chain() {
+  // Snapshots still being written need their stores.
+  snapshots_in_progress_.clear();
   // Operators are destroyed here, on the thread that used them, sink first.
   head_ = nullptr;
   links_.clear();
@@ -220,7 +275,9 @@ const Counter& Task::source_output() const {
 void Task::serve_mailbox() {
   if (mailbox_.has_mail()) mailbox_.run_mail();
   if (source_) {
-    if (const int64_t tick = mailbox_.take_tick()) emit_flush(tick);
+    // Once the data ended, sinks have written their tail: no more flushes.
+    const int64_t tick = mailbox_.take_tick();
+    if (tick != 0 && !data_ended_) emit_flush(tick);
   }
 }
 
@@ -240,13 +297,22 @@ void Task::idle(std::optional<Notifier::Clock::time_point> deadline) {
 
 void Task::run_source() {
   using Clock = Notifier::Clock;
-  const std::string& name = chain_.front().node->name;
+  const std::string& name = chain_.front().name();
   const double rate = chain_.front().node->source.rate / parallelism_;
   const Counter& emitted = source_output();
   const Clock::time_point start = Clock::now();
   std::chrono::microseconds idle_wait = kFirstIdleWait;
   while (!job_.is_cancelled()) {
     serve_mailbox();
+    if (stream_finished_) {
+      end_stream();
+      return;
+    }
+    if (data_ended_) {
+      // Waiting for the final checkpoint; its trigger arrives as mail.
+      idle(std::nullopt);
+      continue;
+    }
     if (rate > 0) {
       // The instant at which the next record is due.
       const auto due = start + std::chrono::duration_cast<Clock::duration>(
@@ -265,8 +331,14 @@ void Task::run_source() {
         idle_wait = std::min(idle_wait * 2, kLastIdleWait);
         break;
       case PollResult::kEndOfInput:
-        on_end_of_input();
-        return;
+        on_end_of_data();
+        data_ended_ = true;
+        if (!checkpointing_.coordinator) {
+          end_stream();
+          return;
+        }
+        checkpointing_.coordinator->source_ended();
+        break;
     }
   }
 }
@@ -292,11 +364,19 @@ void Task::run_inputs() {
         on_flush(event.id);
         break;
       case EventKind::kBarrier:
-        throw std::logic_error("a checkpoint barrier arrived, but checkpoints are not supported");
+        on_barrier(index, event.id);
+        break;
+      case EventKind::kEndOfData:
+        inputs_.mark_data_ended(index);
+        if (inputs_.all_data_ended()) on_end_of_data();
+        break;
       case EventKind::kEndOfInput:
         inputs_.mark_ended(index);
         if (inputs_.all_ended()) {
-          on_end_of_input();
+          // The news that the final checkpoint completed was posted before
+          // the sources ended their streams: run it before ending too.
+          serve_mailbox();
+          end_stream();
           return;
         }
         break;
@@ -315,22 +395,91 @@ void Task::on_flush(int64_t tick) {
   last_tick_ = tick;
   if (sink_) {
     if (!flush_action_) return;
-    guarded(chain_.back().node->name, flush_action_);
+    guarded(chain_.back().name(), flush_action_);
   } else {
     writer_->emit_event({EventKind::kFlush, tick});
   }
   metrics_.flush_acted.add(1);
 }
 
-void Task::on_end_of_input() {
+void Task::on_barrier(size_t input, int64_t id) {
+  if (!aligning_) {
+    aligning_ = id;
+    alignment_started_ = std::chrono::steady_clock::now();
+  } else if (*aligning_ != id) {
+    throw std::logic_error("barrier " + std::to_string(id) + " arrived while aligning barrier " +
+                           std::to_string(*aligning_));
+  }
+  // Until every input delivered the barrier, what follows it on this input
+  // belongs to the next checkpoint: leave it in the channel.
+  inputs_.block(input);
+  if (!inputs_.all_live_blocked()) return;
+  checkpoint(id, std::chrono::steady_clock::now() - alignment_started_);
+  inputs_.unblock_all();
+  aligning_.reset();
+}
+
+void Task::trigger_checkpoint(int64_t id) { checkpoint(id, std::chrono::nanoseconds(0)); }
+
+void Task::checkpoint(int64_t id, std::chrono::nanoseconds alignment) {
+  // Downstream can start aligning while this task snapshots.
+  if (writer_) writer_->emit_event({EventKind::kBarrier, id});
+  const auto started = std::chrono::steady_clock::now();
+  CheckpointCoordinator::Ack ack{id, checkpointing_.index, {}, alignment};
+  std::vector<std::shared_future<uint64_t>> snapshots;  // one per ack.states entry
   for (Member& m : chain_) {
-    if (m.op) guarded(m.node->name, [&] { m.op->finish(*m.next); });
+    guarded(m.name(), [&] {
+      m.hooks().snapshot_state(id);
+      if (StateStore* store = m.context->store_if_open()) {
+        const auto dir = checkpointing_.storage->subtask_dir(id, m.name(), subtask_);
+        snapshots.push_back(store->snapshot(dir));
+        ack.states.push_back({m.name(), subtask_, 0});
+      }
+    });
+  }
+  ack.pause = std::chrono::steady_clock::now() - started;
+  if (snapshots.empty()) {
+    checkpointing_.coordinator->acknowledge(std::move(ack));
+    return;
+  }
+  // The stores finish their snapshots in the background; acknowledge then.
+  std::erase_if(snapshots_in_progress_, [](const std::future<void>& f) {
+    return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  });
+  snapshots_in_progress_.push_back(std::async(
+      std::launch::async, [this, ack = std::move(ack), snapshots = std::move(snapshots)]() mutable {
+        try {
+          for (size_t i = 0; i < snapshots.size(); ++i) ack.states[i].bytes = snapshots[i].get();
+          checkpointing_.coordinator->acknowledge(std::move(ack));
+        } catch (const std::exception& e) {
+          job_.fail({metrics_.name, subtask_, parallelism_,
+                     "checkpoint " + std::to_string(ack.id) + ": " + e.what(),
+                     std::current_exception()});
+        }
+      }));
+}
+
+void Task::notify_checkpoint_complete(int64_t id) {
+  for (Member& m : chain_) guarded(m.name(), [&] { m.hooks().notify_checkpoint_complete(id); });
+}
+
+void Task::notify_checkpoint_aborted(int64_t id) {
+  for (Member& m : chain_) guarded(m.name(), [&] { m.hooks().notify_checkpoint_aborted(id); });
+}
+
+void Task::on_end_of_data() {
+  for (Member& m : chain_) {
+    if (m.op) guarded(m.name(), [&] { m.op->finish(*m.next); });
   }
   if (sink_) {
-    guarded(chain_.back().node->name, [&] { sink_->finish(); });
+    guarded(chain_.back().name(), [&] { sink_->finish(); });
   } else {
-    writer_->emit_event({EventKind::kEndOfInput, 0});
+    writer_->emit_event({EventKind::kEndOfData, 0});
   }
+}
+
+void Task::end_stream() {
+  if (writer_) writer_->emit_event({EventKind::kEndOfInput, 0});
 }
 
 }  // namespace sluice

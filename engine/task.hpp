@@ -1,14 +1,18 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/checkpoint_coordinator.hpp"
+#include "engine/checkpoint_storage.hpp"
 #include "engine/input_gate.hpp"
 #include "engine/job_graph.hpp"
 #include "engine/mailbox.hpp"
@@ -50,20 +54,32 @@ class JobRunState {
   std::optional<TaskFailure> failure_;
 };
 
+/// Where a task keeps state and whom it tells about checkpoints.
+struct TaskCheckpointing {
+  const CheckpointStorage* storage = nullptr;   ///< always set: state lives there
+  std::optional<int64_t> restored;              ///< the checkpoint this run resumes from
+  CheckpointCoordinator* coordinator = nullptr;  ///< null when checkpoints are off
+  size_t index = 0;                              ///< this task's index for the coordinator
+};
+
 /// One subtask of a chain of operators, on its own thread. A source task
 /// polls its source; any other task reads batches from its input channels.
 /// Between records it runs its mailbox; control events pass through the
 /// chain's transforms untouched and are acted on at its end: a sink runs its
-/// flush action, a record writer forwards the event.
+/// flush action, a record writer forwards the event. A barrier is forwarded
+/// once it arrived on every input (alignment), then the chain snapshots.
 class Task {
  public:
   Task(const JobGraph& graph, const PlanChain& chain, int subtask, const RuntimeOptions& options,
-       JobRunState& job);
+       JobRunState& job, TaskCheckpointing checkpointing);
   ~Task();
   Task(const Task&) = delete;
   Task& operator=(const Task&) = delete;
 
   void add_input(Channel* channel) { inputs_.add(channel); }
+  void set_coordinator(CheckpointCoordinator* coordinator) {
+    checkpointing_.coordinator = coordinator;
+  }
   void add_output(RecordWriter::Output output) { outputs_.push_back(std::move(output)); }
 
   /// The thread body: opens the chain, runs it to its end or until the job is
@@ -77,17 +93,22 @@ class Task {
   Notifier& notifier() { return notifier_; }
   TaskMetrics& metrics() { return metrics_; }
 
+  // Mail from the checkpoint coordinator, run on the task's thread.
+  /// Sources: record the position, emit Barrier(id), snapshot, acknowledge.
+  void trigger_checkpoint(int64_t id);
+  void notify_checkpoint_complete(int64_t id);
+  void notify_checkpoint_aborted(int64_t id);
+  /// Sources, after the final checkpoint: end the stream.
+  void finish_stream() { stream_finished_ = true; }
+
  private:
   class Context;
+  struct Member;
 
   void open_chain();
   void close_chain();
   void run_source();
   void run_inputs();
-  /// Emits FlushSignal(tick) from the source into the chain.
-  void emit_flush(int64_t tick);
-  void on_flush(int64_t tick);
-  void on_end_of_input();
   void serve_mailbox();
   /// Whether something needs the task now: mail, a tick, input, cancellation.
   bool has_work() const;
@@ -96,12 +117,23 @@ class Task {
   /// What counts the records a source task's source emitted.
   const Counter& source_output() const;
 
+  void emit_flush(int64_t tick);
+  void on_flush(int64_t tick);
+  void on_barrier(size_t input, int64_t id);
+  /// Forwards Barrier(id), snapshots every operator of the chain, acknowledges.
+  void checkpoint(int64_t id, std::chrono::nanoseconds alignment);
+  /// No more records: operators finish, the sink writes its tail.
+  void on_end_of_data();
+  /// Nothing more at all: tell the tasks downstream.
+  void end_stream();
+
   const JobGraph& graph_;
   const std::vector<int> nodes_;
   const int subtask_;
   const int parallelism_;
   const RuntimeOptions options_;
   JobRunState& job_;
+  TaskCheckpointing checkpointing_;
 
   Notifier notifier_;
   Mailbox mailbox_{notifier_};
@@ -111,15 +143,6 @@ class Task {
   std::atomic<bool> finished_{false};
 
   // The chain, built on the task's own thread by open_chain(), upstream first.
-  struct Member {
-    const NodeDef* node;
-    OperatorMetrics* metrics;
-    std::unique_ptr<Context> context;
-    std::unique_ptr<Source> source;  // exactly one of these three is set
-    std::unique_ptr<Operator> op;
-    std::unique_ptr<Sink> sink;
-    Collector* next = nullptr;  // transforms: where their output goes
-  };
   std::vector<Member> chain_;
   std::unique_ptr<RecordWriter> writer_;  // unless the chain ends in a sink
   std::vector<std::unique_ptr<Collector>> links_;
@@ -128,6 +151,14 @@ class Task {
   Sink* sink_ = nullptr;
   std::function<void()> flush_action_;
   int64_t last_tick_ = 0;
+
+  // Checkpoints and the end of the stream.
+  std::optional<int64_t> aligning_;  // the barrier being aligned
+  std::chrono::steady_clock::time_point alignment_started_;
+  bool data_ended_ = false;       // sources: emitted EndOfData
+  bool stream_finished_ = false;  // sources: the final checkpoint completed
+  // Background snapshot writes, each acknowledging its checkpoint when done.
+  std::vector<std::future<void>> snapshots_in_progress_;
 };
 
 }  // namespace sluice

@@ -39,6 +39,13 @@ bool Value::matches(const DataType& type) const {
   return false;
 }
 
+TypeId Value::type_id() const {
+  constexpr TypeId kIds[] = {TypeId::kBigint, TypeId::kBigint,  TypeId::kDouble,   TypeId::kDecimal,
+                             TypeId::kString, TypeId::kBoolean, TypeId::kTimestamp};
+  if (is_null()) throw DataError("a NULL value has no type");
+  return kIds[v_.index()];
+}
+
 const char* Value::type_name() const {
   constexpr const char* kNames[] = {"NULL",   "BIGINT",  "DOUBLE",   "DECIMAL",
                                     "STRING", "BOOLEAN", "TIMESTAMP"};

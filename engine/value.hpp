@@ -32,6 +32,8 @@ class Value {
   }
 
   bool is_null() const { return std::holds_alternative<std::monostate>(v_); }
+  /// The type of a non-NULL value.
+  TypeId type_id() const;
   /// Whether this value may stand in a column of `type` (NULL may stand anywhere).
   bool matches(const DataType& type) const;
 

@@ -1,6 +1,7 @@
 #include "jobs/job_registry.hpp"
 
 #include "engine/error.hpp"
+#include "jobs/aggregate_job.hpp"
 #include "jobs/example_job.hpp"
 
 namespace sluice {
@@ -12,7 +13,7 @@ OptionTable JobDefinition::option_table() const {
 }
 
 const std::vector<JobDefinition>& bundled_jobs() {
-  static const std::vector<JobDefinition> jobs = {example_job()};
+  static const std::vector<JobDefinition> jobs = {example_job(), aggregate_job()};
   return jobs;
 }
 

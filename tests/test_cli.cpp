@@ -40,7 +40,9 @@ TEST_CASE("sluice list names the bundled jobs", "[cli]") {
 }
 
 TEST_CASE("sluice run finishes the example job and prints its summary", "[cli]") {
-  const auto result = run_command(kCli + " run example --set source.rows=50");
+  sluice::testing::TempDir dir;
+  const auto result = run_command(kCli + " run example --set source.rows=50 --set checkpoint.dir=" +
+                                  dir.path().string());
   CHECK(result.status == 0);
   CHECK_THAT(result.output, Catch::Contains("+I[") && Catch::Contains("finished in"));
   CHECK_THAT(result.output, Catch::Matches("(.|\\n)*orders +1 +0 +50\\n(.|\\n)*"));

@@ -50,3 +50,18 @@ TEST_CASE("decimal types are checked when declared", "[schema]") {
   CHECK_THROWS_AS(DataType::decimal(39, 0), ConfigError);
   CHECK_THROWS_AS(DataType::decimal(5, 6), ConfigError);
 }
+
+TEST_CASE("a schema reads back what it prints, with type synonyms", "[schema]") {
+  const Schema schema = Schema::parse(
+      "id BIGINT, amount DECIMAL(10, 2), status varchar, at DATETIME, ok bool, score FLOAT, "
+      "PRIMARY KEY (id)");
+  CHECK(schema.to_string() ==
+        "id BIGINT, amount DECIMAL(10,2), status STRING, at TIMESTAMP, ok BOOLEAN, score DOUBLE, "
+        "PRIMARY KEY (id)");
+  CHECK(Schema::parse(schema.to_string()).to_string() == schema.to_string());
+  CHECK_THROWS_WITH(Schema::parse("id BIGINT, price MONEY"),
+                    Catch::Contains("column 'price': unknown type 'MONEY'"));
+  CHECK_THROWS_WITH(Schema::parse("id"), Catch::Contains("'name TYPE'"));
+  CHECK_THROWS_WITH(Schema::parse("id BIGINT, PRIMARY KEY (key)"),
+                    Catch::Contains("primary key column 'key'"));
+}

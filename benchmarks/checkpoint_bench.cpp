@@ -1,0 +1,79 @@
+#include "benchmarks/checkpoint_bench.hpp"
+
+#include <filesystem>
+
+#include "connectors/basic_sinks.hpp"
+#include "connectors/datagen.hpp"
+#include "engine/executor.hpp"
+#include "transforms/keyed_aggregate.hpp"
+
+namespace sluice {
+namespace {
+
+constexpr int64_t kKeys = 100'000;
+
+BenchSample aggregate_run(uint64_t rows, std::chrono::milliseconds interval) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("sluice-bench-" + std::to_string(::getpid()));
+  DatagenOptions gen;  // id BIGINT, value BIGINT; inserts only
+  gen.rows = rows;
+  JobGraph graph("checkpoint-bench");
+  Stream bucketed = graph.source("datagen", datagen_source(gen))
+                        .map("bucket",
+                             [](Row&& row) {
+                               row.fields[0] = row.fields[0].as_bigint() % kKeys;
+                               return std::move(row);
+                             })
+                        .filter("keep", [](const Row& row) { return row.fields[1].as_bigint() % 8 != 0; });
+  keyed_aggregate(bucketed, "sum", {"id"}, "value").sink("blackhole", blackhole_sink());
+  RuntimeOptions options;
+  options.flush_interval = std::chrono::milliseconds(0);
+  options.checkpoint_interval = interval;
+  options.checkpoint_dir = dir;
+  const JobResult result = Executor(options).run(graph);
+  std::filesystem::remove_all(dir);
+  if (!result.finished()) throw std::runtime_error("checkpoint run failed: " + result.error);
+
+  BenchSample sample{rows, std::chrono::duration<double>(result.duration).count(), {}};
+  if (interval.count() > 0) {
+    const auto ms = [](std::chrono::nanoseconds d) {
+      return std::chrono::duration<double, std::milli>(d).count();
+    };
+    double total_ms = 0, max_ms = 0, max_pause_ms = 0;
+    size_t periodic = 0;
+    for (const auto& c : result.metrics.checkpoints) {
+      if (!c.completed || c.final) continue;
+      total_ms += ms(c.duration);
+      max_ms = std::max(max_ms, ms(c.duration));
+      max_pause_ms = std::max(max_pause_ms, ms(c.pause));
+      ++periodic;
+    }
+    sample.extras["checkpoints per run"] = static_cast<double>(periodic);
+    sample.extras["checkpoint ms, mean"] = periodic ? total_ms / periodic : 0;
+    sample.extras["checkpoint ms, max"] = max_ms;
+    sample.extras["processing paused ms, max"] = max_pause_ms;
+  }
+  return sample;
+}
+
+}  // namespace
+
+Benchmark checkpoint_benchmark() {
+  return {
+      .name = "checkpoint",
+      .description = "datagen -> map -> filter -> keyed RocksDB aggregate over 100k keys",
+      .scenarios =
+          [](const BenchSettings& settings) {
+            const uint64_t rows = settings.quick ? 300'000 : 3'000'000;
+            const std::chrono::milliseconds every(settings.quick ? 200 : 1000);
+            return std::vector<BenchScenario>{
+                {"baseline: checkpoints off", true,
+                 [=] { return aggregate_run(rows, std::chrono::milliseconds(0)); }},
+                {"checkpoints every " + std::to_string(every.count()) + " ms", false,
+                 [=] { return aggregate_run(rows, every); }},
+            };
+          },
+  };
+}
+
+}  // namespace sluice

@@ -1,0 +1,49 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/job_graph.hpp"
+#include "engine/options.hpp"
+
+namespace sluice {
+
+/// A changelog read from a file, in one of two formats:
+///
+/// - CSV: a header naming `op` and then the schema's columns in order; each
+///   line an op (+I, -U, +U, -D) and the values. An empty field is NULL, a
+///   quoted empty one ("") the empty string; quoting follows RFC 4180 (quoted
+///   commas, doubled quotes, line breaks). A -D line may stop after the key.
+/// - Debezium JSON: one envelope per line, {"op": "c"|"r"|"u"|"d", "before":
+///   {...}, "after": {...}}, bare or inside "payload". c and r are +I, u is
+///   -U (if "before" is given) then +U, d is -D. DECIMALs should be strings;
+///   numbers with more than 15 significant digits lose precision in JSON.
+///
+/// Its checkpointed position is the byte offset of the next line, so a
+/// restored job reads on from there. A malformed line fails the job naming
+/// the file and line, or with `source.on-error=skip` is counted and written
+/// to `source.dead-letter` (one JSON object per line: file, line, error,
+/// record).
+struct ChangelogFileOptions {
+  std::string path;
+  enum class Format { kCsv, kDebeziumJson } format = Format::kCsv;
+  /// The columns of the records and their types.
+  Schema schema;
+  /// The kinds a line may carry; another is a malformed line. Default: all.
+  ChangelogMode mode = ChangelogMode::all();
+  enum class OnError { kFail, kSkip } on_error = OnError::kFail;
+  /// Where skipped lines go; empty = nowhere (they are still counted).
+  std::string dead_letter;
+  /// Records per second; 0 = as fast as possible.
+  double rate = 0;
+
+  /// Reads the `source.*` keys of changelog_file_option_specs().
+  static ChangelogFileOptions from(const Config& config, Schema schema);
+};
+
+std::vector<OptionSpec> changelog_file_option_specs();
+
+/// The changelog-file source, as a graph node. It runs with parallelism 1.
+SourceDef changelog_file_source(const ChangelogFileOptions& options);
+
+}  // namespace sluice

@@ -1,0 +1,102 @@
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <utility>  // Boost 1.74's Asio needs it under C++20.
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "engine/checkpoint_storage.hpp"
+#include "engine/metrics.hpp"
+#include "engine/runtime_options.hpp"
+
+namespace sluice {
+
+class Task;
+
+/// Triggers checkpoints and completes them, on the engine's timer thread.
+///
+/// Every `checkpoint.interval` (and no sooner than `checkpoint.min-pause`
+/// after the previous one ended, one at a time) it posts "trigger n" to every
+/// source task's mailbox. Each task acknowledges once it has snapshotted n;
+/// when all have, the metadata is written, older checkpoints are pruned and
+/// every task is told, on its own thread, that n is complete. A checkpoint
+/// still open after `checkpoint.timeout` is aborted and every task told so.
+/// Once every source reached its end, a final checkpoint is taken; when it
+/// completes the sources end their streams.
+class CheckpointCoordinator {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  /// A task's report that it saved checkpoint `id`.
+  struct Ack {
+    int64_t id = 0;
+    size_t task = 0;  ///< index into the tasks given to the constructor
+    std::vector<SubtaskState> states;
+    std::chrono::nanoseconds alignment{0};
+    std::chrono::nanoseconds pause{0};  ///< the synchronous part of its snapshot
+  };
+
+  CheckpointCoordinator(boost::asio::io_context& io, const RuntimeOptions& options,
+                        const CheckpointStorage& storage, std::string job,
+                        std::map<std::string, int> parallelism, std::vector<Task*> tasks,
+                        int64_t first_id);
+
+  /// Schedules the first checkpoint. Call before the io_context runs.
+  void start();
+
+  // Called from task threads.
+  void acknowledge(Ack ack);
+  void source_ended();
+
+  /// How the checkpoints so far went; any thread.
+  std::vector<CheckpointStats> stats() const;
+
+ private:
+  // Everything below runs on the timer thread.
+  struct InFlight {
+    int64_t id = 0;
+    bool final = false;
+    Clock::time_point started;
+    std::vector<bool> acked;
+    size_t pending = 0;
+    std::vector<SubtaskState> states;
+    std::chrono::nanoseconds alignment{0};
+    std::chrono::nanoseconds pause{0};
+  };
+
+  void schedule_next();
+  void trigger();
+  void on_ack(Ack ack);
+  void complete();
+  void abort(const std::string& reason);
+  void record(const InFlight& checkpoint, bool completed, uint64_t state_bytes);
+  /// Posts `mail` to every task, downstream tasks before sources.
+  template <typename F>
+  void tell_tasks(F mail);
+
+  boost::asio::io_context& io_;
+  const RuntimeOptions options_;
+  const CheckpointStorage& storage_;
+  const std::string job_;
+  const std::map<std::string, int> parallelism_;
+  const std::vector<Task*> tasks_;
+  size_t sources_ = 0;
+  size_t sources_ended_ = 0;
+  int64_t next_id_;
+  bool finished_ = false;
+  std::optional<InFlight> in_flight_;
+  Clock::time_point last_trigger_{};
+  boost::asio::steady_timer trigger_timer_;
+  boost::asio::steady_timer timeout_timer_;
+
+  mutable std::mutex stats_mutex_;
+  std::vector<CheckpointStats> stats_;
+};
+
+}  // namespace sluice

@@ -1,0 +1,120 @@
+#include "engine/state.hpp"
+
+#include "engine/state_store.hpp"
+#include "engine/value_codec.hpp"
+
+namespace sluice {
+namespace {
+
+// Every kind of state has its own first byte, so that names never collide
+// across kinds; a name ends at a NUL byte.
+std::string state_key(char kind, const std::string& name) {
+  std::string key(1, kind);
+  key += name;
+  key.push_back('\0');
+  return key;
+}
+
+std::optional<std::string> read(LazyStateStore& lazy, std::string_view key) {
+  StateStore* store = lazy.for_read();
+  return store ? store->get(key) : std::nullopt;
+}
+
+void erase(LazyStateStore& lazy, std::string_view key) {
+  if (StateStore* store = lazy.for_read()) store->erase(key);
+}
+
+}  // namespace
+
+LazyStateStore::LazyStateStore(bool saved, Opener opener)
+    : saved_(saved), opener_(std::move(opener)) {}
+
+LazyStateStore::~LazyStateStore() = default;
+
+StateStore* LazyStateStore::for_read() {
+  if (!store_ && saved_) store_ = opener_();
+  return store_.get();
+}
+
+StateStore& LazyStateStore::for_write() {
+  if (!store_) store_ = opener_();
+  return *store_;
+}
+
+ValueState::ValueState(LazyStateStore& store, std::string name)
+    : store_(&store), key_(state_key('v', name)) {}
+std::optional<std::string> ValueState::get() const { return read(*store_, key_); }
+void ValueState::set(std::string_view value) { store_->for_write().put(key_, value); }
+void ValueState::clear() { erase(*store_, key_); }
+
+ListState::ListState(LazyStateStore& store, std::string name)
+    : store_(&store), key_(state_key('l', name)) {}
+
+std::vector<std::string> ListState::get() const {
+  std::vector<std::string> items;
+  if (const auto bytes = read(*store_, key_)) {
+    for (const Value& item : decode_values(*bytes)) items.push_back(item.as_string());
+  }
+  return items;
+}
+
+void ListState::add(std::string_view item) {
+  std::vector<std::string> items = get();
+  items.emplace_back(item);
+  update(items);
+}
+
+void ListState::update(const std::vector<std::string>& items) {
+  std::vector<Value> values(items.begin(), items.end());
+  store_->for_write().put(key_, encode_values(values));
+}
+
+void ListState::clear() { erase(*store_, key_); }
+
+KeyedValueState::KeyedValueState(LazyStateStore& store, std::string name)
+    : store_(&store), prefix_(state_key('k', name)) {}
+std::string KeyedValueState::key_of(std::string_view key) const { return prefix_ + std::string(key); }
+std::optional<std::string> KeyedValueState::get(std::string_view key) const {
+  return read(*store_, key_of(key));
+}
+void KeyedValueState::put(std::string_view key, std::string_view value) {
+  store_->for_write().put(key_of(key), value);
+}
+void KeyedValueState::erase(std::string_view key) { sluice::erase(*store_, key_of(key)); }
+
+KeyedMapState::KeyedMapState(LazyStateStore& store, std::string name)
+    : store_(&store), prefix_(state_key('m', name)) {}
+
+// The key's length goes first, so that one key's prefix is never a prefix of
+// another key's entries.
+std::string KeyedMapState::prefix_of(std::string_view key) const {
+  std::string out = prefix_;
+  out += encode_values({Value(static_cast<int64_t>(key.size()))});
+  out += key;
+  return out;
+}
+
+std::optional<std::string> KeyedMapState::get(std::string_view key, std::string_view field) const {
+  return read(*store_, prefix_of(key) + std::string(field));
+}
+
+void KeyedMapState::put(std::string_view key, std::string_view field, std::string_view value) {
+  store_->for_write().put(prefix_of(key) + std::string(field), value);
+}
+
+void KeyedMapState::erase(std::string_view key, std::string_view field) {
+  sluice::erase(*store_, prefix_of(key) + std::string(field));
+}
+
+std::vector<std::pair<std::string, std::string>> KeyedMapState::entries(std::string_view key) const {
+  const std::string prefix = prefix_of(key);
+  std::vector<std::pair<std::string, std::string>> out;
+  if (StateStore* store = store_->for_read()) {
+    store->scan(prefix, [&](std::string_view k, std::string_view v) {
+      out.emplace_back(std::string(k.substr(prefix.size())), std::string(v));
+    });
+  }
+  return out;
+}
+
+}  // namespace sluice

@@ -1,0 +1,229 @@
+#include "engine/state_store.hpp"
+
+#include <fcntl.h>
+#include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
+#include <rocksdb/sst_file_writer.h>
+#include <rocksdb/table.h>
+#include <rocksdb/utilities/checkpoint.h>
+#include <rocksdb/write_batch.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "engine/error.hpp"
+
+namespace fs = std::filesystem;
+
+namespace sluice {
+namespace {
+
+void check(const rocksdb::Status& status, const std::string& what) {
+  if (!status.ok()) throw Error("state: " + what + ": " + status.ToString());
+}
+
+// What the cache in front of RocksDB may hold before it writes back and
+// starts over.
+constexpr size_t kCacheBudget = 64 << 20;
+// Roughly what an unordered_map entry costs beyond its key and value.
+constexpr size_t kEntryOverhead = 64;
+
+rocksdb::Options store_options() {
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  // Many subtasks may each hold a store: keep the memtables modest.
+  options.write_buffer_size = 16 << 20;
+  // Reads of absent keys (a new key of an aggregate) skip files by bloom filter.
+  rocksdb::BlockBasedTableOptions table;
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  options.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
+  // State is rewritten at every checkpoint: spend no CPU compressing it.
+  options.compression = rocksdb::kNoCompression;
+  return options;
+}
+
+rocksdb::WriteOptions no_wal() {
+  rocksdb::WriteOptions options;
+  options.disableWAL = true;
+  return options;
+}
+
+bool is_sst(const fs::path& file) { return file.extension() == ".sst" || file.extension() == ".blob"; }
+
+// Writes `entries`, sorted first, straight into a table file and has RocksDB
+// take the file over: for a snapshot's many entries this costs a fraction of
+// inserting them into the memtable and flushing it.
+template <typename Entries>
+void ingest(rocksdb::DB& db, Entries& entries, const fs::path& file) {
+  if (entries.empty()) return;
+  std::sort(entries.begin(), entries.end(),
+            [](const auto& a, const auto& b) { return *a.first < *b.first; });
+  rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), store_options());
+  check(writer.Open(file.string()), "creating " + file.string());
+  for (const auto& [key, value] : entries) {
+    check(value ? writer.Put(*key, *value) : writer.Delete(*key), "writing " + file.string());
+  }
+  check(writer.Finish(), "finishing " + file.string());
+  rocksdb::IngestExternalFileOptions options;
+  options.move_files = true;
+  check(db.IngestExternalFile({file.string()}, options), "ingesting " + file.string());
+}
+
+}  // namespace
+
+void sync_path(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error("cannot open " + path.string() + " to sync it");
+  const int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) throw Error("cannot sync " + path.string());
+}
+
+StateStore::StateStore(rocksdb::DB* db, fs::path path) : db_(db), path_(std::move(path)) {}
+
+StateStore::~StateStore() {
+  try {
+    wait_for_snapshot();
+  } catch (const std::exception&) {
+    // The checkpoint that needed it has failed the job already.
+  }
+}
+
+std::unique_ptr<StateStore> StateStore::open(const fs::path& path,
+                                             const std::optional<fs::path>& restore_from) {
+  fs::remove_all(path);
+  fs::create_directories(path.parent_path());
+  if (restore_from) {
+    fs::create_directory(path);
+    for (const auto& entry : fs::directory_iterator(*restore_from)) {
+      const fs::path target = path / entry.path().filename();
+      if (is_sst(entry.path())) {
+        fs::create_hard_link(entry.path(), target);
+      } else {
+        fs::copy_file(entry.path(), target);
+      }
+    }
+  }
+  rocksdb::DB* db = nullptr;
+  check(rocksdb::DB::Open(store_options(), path.string(), &db), "opening " + path.string());
+  return std::unique_ptr<StateStore>(new StateStore(db, path));
+}
+
+std::unique_ptr<StateStore> StateStore::open_read_only(const fs::path& path) {
+  rocksdb::DB* db = nullptr;
+  rocksdb::Options options = store_options();
+  options.create_if_missing = false;
+  check(rocksdb::DB::OpenForReadOnly(options, path.string(), &db), "opening " + path.string());
+  return std::unique_ptr<StateStore>(new StateStore(db, path));
+}
+
+StateStore::Cached& StateStore::cache(std::string_view key, std::optional<std::string_view> value,
+                                      bool dirty) {
+  if (cache_bytes_ > kCacheBudget) {
+    write_back();
+    cache_.clear();
+    cache_bytes_ = 0;
+  }
+  auto [it, inserted] = cache_.try_emplace(std::string(key));
+  Cached& entry = it->second;
+  if (inserted) cache_bytes_ += key.size() + kEntryOverhead;
+  if (entry.value) cache_bytes_ -= entry.value->size();
+  if (!value) {
+    entry.value.reset();
+  } else if (entry.value) {
+    entry.value->assign(*value);  // reuses the buffer
+  } else {
+    entry.value.emplace(*value);
+  }
+  if (entry.value) cache_bytes_ += entry.value->size();
+  if (dirty && !entry.dirty) {
+    entry.dirty = true;
+    dirty_.push_back(&*it);
+  }
+  return entry;
+}
+
+std::optional<std::string> StateStore::get(std::string_view key) {
+  if (const auto it = cache_.find(std::string(key)); it != cache_.end()) return it->second.value;
+  std::string value;
+  const rocksdb::Status status =
+      db_->Get(rocksdb::ReadOptions(), rocksdb::Slice(key.data(), key.size()), &value);
+  if (status.IsNotFound()) return cache(key, std::nullopt, false).value;
+  check(status, "reading");
+  return cache(key, value, false).value;
+}
+
+void StateStore::put(std::string_view key, std::string_view value) { cache(key, value, true); }
+
+void StateStore::erase(std::string_view key) { cache(key, std::nullopt, true); }
+
+StateStore::Entries StateStore::take_dirty() {
+  Entries dirty;
+  dirty.reserve(dirty_.size());
+  for (CacheEntry* entry : dirty_) {
+    dirty.emplace_back(&entry->first, entry->second.value);
+    entry->second.dirty = false;
+  }
+  dirty_.clear();
+  return dirty;
+}
+
+void StateStore::write_back() {
+  wait_for_snapshot();
+  const Entries dirty = take_dirty();
+  if (dirty.empty()) return;
+  rocksdb::WriteBatch batch;
+  for (const auto& [key, value] : dirty) {
+    if (value) {
+      batch.Put(*key, *value);
+    } else {
+      batch.Delete(*key);
+    }
+  }
+  check(db_->Write(no_wal(), &batch), "writing");
+}
+
+void StateStore::wait_for_snapshot() {
+  if (!snapshot_in_progress_.valid()) return;
+  const auto done = std::move(snapshot_in_progress_);
+  snapshot_in_progress_ = {};
+  done.get();
+}
+
+void StateStore::scan(std::string_view prefix,
+                      const std::function<void(std::string_view, std::string_view)>& fn) {
+  write_back();
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+  for (it->Seek(rocksdb::Slice(prefix.data(), prefix.size()));
+       it->Valid() && it->key().starts_with(rocksdb::Slice(prefix.data(), prefix.size()));
+       it->Next()) {
+    fn(std::string_view(it->key().data(), it->key().size()),
+       std::string_view(it->value().data(), it->value().size()));
+  }
+  check(it->status(), "scanning");
+}
+
+std::shared_future<uint64_t> StateStore::snapshot(const fs::path& dir) {
+  wait_for_snapshot();
+  snapshot_in_progress_ = std::async(std::launch::async, [this, dir, entries = take_dirty()]() mutable {
+    ingest(*db_, entries, path_.string() + "-ingest.sst");
+    rocksdb::Checkpoint* raw = nullptr;
+    check(rocksdb::Checkpoint::Create(db_.get(), &raw), "preparing a snapshot");
+    std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
+    fs::create_directories(dir.parent_path());
+    // The default log_size_for_flush of 0 flushes the memtable first (it
+    // holds what write_back() put there), which the snapshot needs since
+    // writes skip the write-ahead log.
+    check(checkpoint->CreateCheckpoint(dir.string()), "snapshot into " + dir.string());
+    uint64_t bytes = 0;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      bytes += entry.file_size();
+      sync_path(entry.path());
+    }
+    sync_path(dir);
+    return bytes;
+  }).share();
+  return snapshot_in_progress_;
+}
+
+}  // namespace sluice

@@ -1,0 +1,64 @@
+// A changelog (generated, or read from a file) counted and summed per key.
+// The sums live in RocksDB state and are checkpointed: killed and rerun, the
+// job resumes where its last checkpoint was and prints the same results.
+#include "jobs/aggregate_job.hpp"
+
+#include "connectors/basic_sinks.hpp"
+#include "connectors/changelog_file.hpp"
+#include "connectors/datagen.hpp"
+#include "engine/error.hpp"
+#include "transforms/keyed_aggregate.hpp"
+
+namespace sluice {
+namespace {
+
+const Schema kOrders({{"id", DataType::bigint()},
+                      {"customer", DataType::bigint()},
+                      {"amount", DataType::decimal(10, 2)}},
+                     {"id"});
+
+Stream changelog(const Config& config, JobGraph& graph) {
+  if (config.get_string("source.kind") == "datagen") {
+    return graph.source("orders", datagen_source(DatagenOptions::from(config, kOrders)));
+  }
+  const auto schema_text = config.find("source.schema");
+  if (!schema_text) throw ConfigError("option 'source.schema' is required for a changelog file");
+  Schema schema;
+  try {
+    schema = Schema::parse(*schema_text);
+  } catch (const ConfigError& e) {
+    throw ConfigError(std::string("option 'source.schema': ") + e.what());
+  }
+  return graph.source("changelog", changelog_file_source(ChangelogFileOptions::from(config, schema)));
+}
+
+void build(const Config& config, JobGraph& graph) {
+  keyed_aggregate(changelog(config, graph), "aggregate", {config.get_string("aggregate.key")},
+                  config.get_string("aggregate.value"))
+      .sink("print", print_sink());
+}
+
+}  // namespace
+
+JobDefinition aggregate_job() {
+  std::vector<OptionSpec> options = {
+      {.key = "source.kind",
+       .type = OptionType::kEnum,
+       .default_value = "datagen",
+       .doc = "where the changelog comes from",
+       .choices = {"datagen", "changelog-file"}},
+      {.key = "aggregate.key", .default_value = "customer", .doc = "aggregate: the column to group by"},
+      {.key = "aggregate.value", .default_value = "amount", .doc = "aggregate: the column to sum"},
+  };
+  const OptionTable sources = OptionTable(datagen_option_specs()).merged(changelog_file_option_specs());
+  options.insert(options.end(), sources.specs().begin(), sources.specs().end());
+  return {.name = "aggregate",
+          .summary = "a changelog counted and summed per key in checkpointed state, printed",
+          .options = options,
+          .defaults = {{"source.rows", "100000"},
+                       {"source.keys", "10000"},
+                       {"source.mix", "I:60,U:30,D:10"}},
+          .build = build};
+}
+
+}  // namespace sluice

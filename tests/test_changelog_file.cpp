@@ -1,0 +1,156 @@
+#include "connectors/changelog_file.hpp"
+
+#include <catch2/catch.hpp>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "connectors/basic_sinks.hpp"
+#include "engine/error.hpp"
+#include "engine/executor.hpp"
+#include "tests/support.hpp"
+
+using namespace sluice;
+
+namespace {
+
+const Schema kOrders = Schema::parse("id BIGINT, note STRING, amount DECIMAL(10,2), PRIMARY KEY (id)");
+
+ChangelogFileOptions file_options(const std::string& path,
+                                  ChangelogFileOptions::Format format = ChangelogFileOptions::Format::kCsv) {
+  ChangelogFileOptions options;
+  options.path = path;
+  options.format = format;
+  options.schema = kOrders;
+  return options;
+}
+
+struct FileRun {
+  JobResult result;
+  std::vector<Row> rows;
+};
+
+FileRun read_all(const ChangelogFileOptions& options) {
+  auto collected = std::make_shared<CollectedRows>();
+  JobGraph graph("file");
+  graph.source("file", changelog_file_source(options)).sink("collect", collect_sink(collected));
+  RuntimeOptions runtime;
+  runtime.flush_interval = std::chrono::milliseconds(0);
+  FileRun run{Executor(runtime).run(graph), {}};
+  run.rows = collected->rows();
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("CSV changelogs read quotes, commas, UTF-8, NULLs and key-only deletes", "[file]") {
+  testing::TempDir dir;
+  const std::string path = dir.write("orders.csv",
+                                     "op,id,note,amount\r\n"
+                                     "+I,1,\"with, comma\",10.50\r\n"
+                                     "+I,2,\"she said \"\"hi\"\"\",0.01\n"
+                                     "+I,3,,7\n"
+                                     "+I,4,\"\",7\n"
+                                     "-U,1,\"with, comma\",10.50\n"
+                                     "+U,1,ünïcødé ✓,11.00\n"
+                                     "+I,5,\"two\nlines\",1\n"
+                                     "\n"
+                                     "-D,3\n"
+                                     "-D,4,,\n");
+  const FileRun run = read_all(file_options(path));
+  REQUIRE(run.result.finished());
+  const std::vector<Row> expected = {
+      Row(RowKind::kInsert, {1, "with, comma", Decimal(1050, 2)}),
+      Row(RowKind::kInsert, {2, "she said \"hi\"", Decimal(1, 2)}),
+      Row(RowKind::kInsert, {3, Value(), Decimal(700, 2)}),
+      Row(RowKind::kInsert, {4, "", Decimal(700, 2)}),
+      Row(RowKind::kUpdateBefore, {1, "with, comma", Decimal(1050, 2)}),
+      Row(RowKind::kUpdateAfter, {1, "ünïcødé ✓", Decimal(1100, 2)}),
+      Row(RowKind::kInsert, {5, "two\nlines", Decimal(100, 2)}),
+      Row(RowKind::kDelete, {3, Value(), Value()}),
+      Row(RowKind::kDelete, {4, Value(), Value()}),
+  };
+  CHECK(run.rows == expected);
+}
+
+TEST_CASE("a malformed line fails the job naming the file and the line", "[file]") {
+  testing::TempDir dir;
+  const std::string path = dir.write("bad.csv",
+                                     "op,id,note,amount\n"
+                                     "+I,1,a,1.00\n"
+                                     "+I,2,\"two\nlines\",2.00\n"
+                                     "+I,3,c,12345678901.00\n");
+  const FileRun run = read_all(file_options(path));
+  CHECK(run.result.status == JobResult::Status::kFailed);
+  CHECK_THAT(run.result.error, Catch::Contains(path + ":5:") &&
+                                   Catch::Contains("column 'amount'") &&
+                                   Catch::Contains("DECIMAL(10,2)"));
+  CHECK(run.rows.size() == 2);  // what came before it was delivered
+
+  for (const char* bad : {"+X,1,a,1\n", "+I,1,a\n", "+I,,a,1\n", "+I,1,\"open,1\n", "+I,1,a\"b,1\n"}) {
+    INFO(bad);
+    const FileRun r = read_all(file_options(dir.write("one.csv", std::string("op,id,note,amount\n") + bad)));
+    CHECK(r.result.status == JobResult::Status::kFailed);
+    CHECK_THAT(r.result.error, Catch::Contains("one.csv:2:"));
+  }
+}
+
+TEST_CASE("a header that does not match the schema is refused", "[file]") {
+  testing::TempDir dir;
+  const FileRun run = read_all(file_options(dir.write("h.csv", "op,id,amount,note\n")));
+  CHECK(run.result.status == JobResult::Status::kFailed);
+  CHECK_THAT(run.result.error, Catch::Contains("h.csv:1: the header must be 'op,id,note,amount'"));
+}
+
+TEST_CASE("with on-error=skip bad lines go to the dead-letter file and are counted", "[file]") {
+  testing::TempDir dir;
+  ChangelogFileOptions options = file_options(dir.write("mixed.csv",
+                                                        "op,id,note,amount\n"
+                                                        "+I,1,a,1.00\n"
+                                                        "+I,2,b,one\n"
+                                                        "-D,1\n"
+                                                        "?,3,c,3\n"
+                                                        "+I,4,d,4.00\n"));
+  options.on_error = ChangelogFileOptions::OnError::kSkip;
+  options.dead_letter = (dir.path() / "dead.jsonl").string();
+  options.mode = ChangelogMode::insert_only();  // so the -D line is malformed too
+  const FileRun run = read_all(options);
+  REQUIRE(run.result.finished());
+  CHECK(run.rows == std::vector<Row>{Row(RowKind::kInsert, {1, "a", Decimal(100, 2)}),
+                                     Row(RowKind::kInsert, {4, "d", Decimal(400, 2)})});
+  CHECK(run.result.metrics.counter("file.skipped") == 3);
+  std::ifstream in(options.dead_letter);
+  std::vector<nlohmann::json> dead;
+  for (std::string line; std::getline(in, line);) dead.push_back(nlohmann::json::parse(line));
+  REQUIRE(dead.size() == 3);
+  CHECK(dead[0]["line"] == 3);
+  CHECK(dead[0]["record"] == "+I,2,b,one");
+  CHECK_THAT(dead[0]["error"].get<std::string>(), Catch::Contains("column 'amount'"));
+  CHECK_THAT(dead[1]["error"].get<std::string>(), Catch::Contains("insert-only"));
+  CHECK(dead[2]["line"] == 5);
+}
+
+TEST_CASE("Debezium JSON envelopes become changelog rows", "[file]") {
+  testing::TempDir dir;
+  const std::string path = dir.write(
+      "cdc.jsonl",
+      R"({"op":"r","after":{"id":1,"note":"snap","amount":"10.25"}})" "\n"
+      R"({"payload":{"op":"c","before":null,"after":{"id":2,"note":null,"amount":3.5}}})" "\n"
+      R"({"op":"u","before":{"id":1,"note":"snap","amount":"10.25"},"after":{"id":1,"note":"new","amount":"11"}})" "\n"
+      R"({"op":"u","after":{"id":2,"amount":"4.00"}})" "\n"
+      R"({"op":"d","before":{"id":1}})" "\n");
+  const FileRun run = read_all(file_options(path, ChangelogFileOptions::Format::kDebeziumJson));
+  REQUIRE(run.result.finished());
+  const std::vector<Row> expected = {
+      Row(RowKind::kInsert, {1, "snap", Decimal(1025, 2)}),
+      Row(RowKind::kInsert, {2, Value(), Decimal(350, 2)}),
+      Row(RowKind::kUpdateBefore, {1, "snap", Decimal(1025, 2)}),
+      Row(RowKind::kUpdateAfter, {1, "new", Decimal(1100, 2)}),
+      Row(RowKind::kUpdateAfter, {2, Value(), Decimal(400, 2)}),
+      Row(RowKind::kDelete, {1, Value(), Value()}),
+  };
+  CHECK(run.rows == expected);
+
+  const FileRun bad = read_all(file_options(dir.write("bad.jsonl", "{\"op\":\"c\",\"after\":{\"id\":1}}\n{\"op\":\"x\"}\n"),
+                                            ChangelogFileOptions::Format::kDebeziumJson));
+  CHECK_THAT(bad.result.error, Catch::Contains("bad.jsonl:2: expected op c, r, u or d"));
+}

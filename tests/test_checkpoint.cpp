@@ -1,0 +1,352 @@
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <map>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "connectors/basic_sinks.hpp"
+#include "connectors/datagen.hpp"
+#include "engine/checkpoint_storage.hpp"
+#include "engine/error.hpp"
+#include "engine/executor.hpp"
+#include "tests/support.hpp"
+#include "transforms/keyed_aggregate.hpp"
+
+using namespace sluice;
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+RuntimeOptions checkpointing(const testing::TempDir& dir, std::chrono::milliseconds interval) {
+  RuntimeOptions options;
+  options.flush_interval = 0ms;
+  options.checkpoint_interval = interval;
+  options.checkpoint_dir = dir.path();
+  options.restart_delay = 10ms;
+  return options;
+}
+
+// What an upsert table would hold after applying a changelog, by its first
+// column: replays of rows already seen leave it as it was.
+std::map<std::string, std::vector<Value>> upsert_table(const std::vector<Row>& changes) {
+  std::map<std::string, std::vector<Value>> table;
+  for (const Row& row : changes) {
+    if (row.kind == RowKind::kUpdateBefore) continue;
+    if (row.kind == RowKind::kDelete) {
+      table.erase(row.fields[0].to_string());
+    } else {
+      table[row.fields[0].to_string()] = row.fields;
+    }
+  }
+  return table;
+}
+
+DatagenOptions orders(uint64_t rows) {
+  DatagenOptions gen;
+  gen.schema = Schema({{"id", DataType::bigint()},
+                       {"customer", DataType::bigint()},
+                       {"amount", DataType::decimal(10, 2)}},
+                      {"id"});
+  gen.rows = rows;
+  gen.keys = 5000;
+  gen.insert_weight = 60;
+  gen.update_weight = 30;
+  gen.delete_weight = 10;
+  return gen;
+}
+
+// datagen -> (map that may throw once) -> count and sum per customer -> collect.
+std::vector<Row> run_aggregate(const RuntimeOptions& options, std::function<void()> on_record,
+                               JobResult* result_out) {
+  auto collected = std::make_shared<CollectedRows>();
+  JobGraph graph("aggregate");
+  Stream gen = graph.source("orders", datagen_source(orders(1'000'000))).parallelism(2);
+  Stream checked = gen.map("maybe-fail", [on_record](Row&& row) {
+                        on_record();
+                        return std::move(row);
+                      })
+                       .parallelism(2);
+  keyed_aggregate(checked, "per-customer", {"customer"}, "amount")
+      .parallelism(2)
+      .sink("collect", collect_sink(collected));
+  const JobResult result = Executor(options).run(graph);
+  if (result_out) *result_out = result;
+  return collected->rows();
+}
+
+}  // namespace
+
+TEST_CASE("a keyed aggregate restarted from a checkpoint ends exactly as an unfailed run",
+          "[checkpoint][slow]") {
+  testing::TempDir clean_dir, failing_dir;
+  JobResult clean;
+  const auto expected =
+      upsert_table(run_aggregate(checkpointing(clean_dir, 100ms), [] {}, &clean));
+  REQUIRE(clean.finished());
+  REQUIRE(expected.size() > 500);
+
+  std::mt19937 random(std::random_device{}());
+  const int fail_at = std::uniform_int_distribution<int>(400'000, 1'000'000)(random);
+  std::atomic<int> seen{0};
+  std::atomic<bool> failed{false};
+  RuntimeOptions options = checkpointing(failing_dir, 100ms);
+  options.restart_attempts = 1;
+  JobResult result;
+  const auto actual = upsert_table(run_aggregate(
+      options,
+      [&] {
+        if (++seen == fail_at && !failed.exchange(true)) {
+          throw std::runtime_error("injected failure");
+        }
+      },
+      &result));
+  INFO("failed at record " << fail_at);
+  REQUIRE(result.finished());
+  CHECK(failed);
+  CHECK(result.restarts == 1);
+  CHECK(result.metrics.checkpoints_completed() >= 2);
+  CHECK(actual == expected);
+}
+
+namespace {
+
+// Emits (subtask, seq) rows, subtask 1 much slower than subtask 0, and notes
+// at each checkpoint how many rows it had emitted.
+struct AlignmentLog {
+  std::mutex mutex;
+  std::map<int64_t, std::array<int64_t, 2>> source_positions;        // by checkpoint
+  std::map<int64_t, std::array<int64_t, 2>> processed_at_snapshot;  // by checkpoint
+};
+
+class TaggedSource final : public Source {
+ public:
+  TaggedSource(int subtask, std::shared_ptr<AlignmentLog> log) : subtask_(subtask), log_(std::move(log)) {}
+  PollResult poll_next(Collector& out) override {
+    if (seq_ == 3000) return PollResult::kEndOfInput;
+    if (subtask_ == 1) std::this_thread::sleep_for(200us);
+    out.emit(Row(RowKind::kInsert, {subtask_, seq_++}));
+    return PollResult::kMoreAvailable;
+  }
+  void snapshot_state(int64_t id) override {
+    std::lock_guard<std::mutex> lock(log_->mutex);
+    log_->source_positions[id][subtask_] = seq_;
+  }
+
+ private:
+  const int subtask_;
+  std::shared_ptr<AlignmentLog> log_;
+  int64_t seq_ = 0;
+};
+
+// Counts the rows it processed from each source subtask and notes the counts
+// at each snapshot.
+class CountingOperator final : public Operator {
+ public:
+  explicit CountingOperator(std::shared_ptr<AlignmentLog> log) : log_(std::move(log)) {}
+  void process(Row&& row, Collector& out) override {
+    ++processed_[row.fields[0].as_bigint()];
+    out.emit(std::move(row));
+  }
+  void snapshot_state(int64_t id) override {
+    std::lock_guard<std::mutex> lock(log_->mutex);
+    log_->processed_at_snapshot[id] = processed_;
+  }
+
+ private:
+  std::shared_ptr<AlignmentLog> log_;
+  std::array<int64_t, 2> processed_{0, 0};
+};
+
+}  // namespace
+
+TEST_CASE("alignment: nothing after an input's barrier is processed before the snapshot",
+          "[checkpoint]") {
+  testing::TempDir dir;
+  auto log = std::make_shared<AlignmentLog>();
+  const Schema tagged({{"subtask", DataType::bigint()}, {"seq", DataType::bigint()}});
+  JobGraph graph("alignment");
+  graph.source("tagged", {.output = {tagged},
+                          .create = [log](const SubtaskInfo& info) {
+                            return std::make_unique<TaggedSource>(info.index, log);
+                          }})
+      .parallelism(2)
+      .rebalance()
+      .transform("count", [log](const SubtaskInfo&) { return std::make_unique<CountingOperator>(log); })
+      .parallelism(1)
+      .sink("out", blackhole_sink())
+      .parallelism(1);
+  const JobResult result = Executor(checkpointing(dir, 20ms)).run(graph);
+  REQUIRE(result.finished());
+  REQUIRE(log->processed_at_snapshot.size() >= 5);
+  for (const auto& [id, processed] : log->processed_at_snapshot) {
+    INFO("checkpoint " << id);
+    // Exactly the rows each source emitted before its barrier: none after
+    // (no alignment) and none missing (a barrier overtaking records).
+    CHECK(processed == log->source_positions.at(id));
+  }
+  // The sources ran at different speeds, so alignment really held one back.
+  bool skewed = false;
+  for (const auto& [id, positions] : log->source_positions) skewed |= positions[0] != positions[1];
+  CHECK(skewed);
+}
+
+namespace {
+
+struct HookLog {
+  std::mutex mutex;
+  std::vector<std::string> events;
+  void add(std::string e) {
+    std::lock_guard<std::mutex> lock(mutex);
+    events.push_back(std::move(e));
+  }
+};
+
+// A sink whose first snapshot takes `slow`; it notes the checkpoint hooks.
+class HookSink final : public Sink {
+ public:
+  HookSink(std::shared_ptr<HookLog> log, Clock::duration slow) : log_(std::move(log)), slow_(slow) {}
+  void write(Row&&) override {}
+  void snapshot_state(int64_t id) override {
+    if (first_) std::this_thread::sleep_for(slow_);
+    first_ = false;
+    log_->add("snapshot " + std::to_string(id));
+  }
+  void notify_checkpoint_complete(int64_t id) override { log_->add("complete " + std::to_string(id)); }
+  void notify_checkpoint_aborted(int64_t id) override { log_->add("aborted " + std::to_string(id)); }
+
+ private:
+  std::shared_ptr<HookLog> log_;
+  Clock::duration slow_;
+  bool first_ = true;
+};
+
+SinkDef hook_sink(std::shared_ptr<HookLog> log, Clock::duration slow = 0ms) {
+  return {.create = [log, slow](const SubtaskInfo&) { return std::make_unique<HookSink>(log, slow); }};
+}
+
+DatagenOptions slow_rows(uint64_t rows, double rate) {
+  DatagenOptions gen;
+  gen.rows = rows;
+  gen.rate = rate;
+  return gen;
+}
+
+}  // namespace
+
+TEST_CASE("a checkpoint that outlives its timeout is aborted and a later one completes",
+          "[checkpoint]") {
+  testing::TempDir dir;
+  auto log = std::make_shared<HookLog>();
+  JobGraph graph("timeout");
+  graph.source("gen", datagen_source(slow_rows(3000, 3000))).sink("slow", hook_sink(log, 400ms)).disable_chaining();
+  RuntimeOptions options = checkpointing(dir, 50ms);
+  options.checkpoint_timeout = 150ms;
+  const JobResult result = Executor(options).run(graph);
+  REQUIRE(result.finished());
+  const auto& checkpoints = result.metrics.checkpoints;
+  REQUIRE(checkpoints.size() >= 2);
+  CHECK_FALSE(checkpoints.front().completed);
+  CHECK(checkpoints.front().duration >= 150ms);
+  CHECK(result.metrics.checkpoints_completed() >= 1);
+  const int64_t aborted = checkpoints.front().id;
+  const auto first_completed = std::find_if(checkpoints.begin(), checkpoints.end(),
+                                            [](const CheckpointStats& c) { return c.completed; });
+  REQUIRE(first_completed != checkpoints.end());
+  CHECK_FALSE(first_completed->final);  // completed while the source still ran
+  const int64_t completed = first_completed->id;
+  CHECK(completed > aborted);
+  const auto has = [&](const std::string& e) {
+    return std::find(log->events.begin(), log->events.end(), e) != log->events.end();
+  };
+  CHECK(has("aborted " + std::to_string(aborted)));
+  CHECK(has("complete " + std::to_string(completed)));
+}
+
+TEST_CASE("a job ends with a final checkpoint that its sinks hear of before it returns",
+          "[checkpoint]") {
+  testing::TempDir dir;
+  auto log = std::make_shared<HookLog>();
+  JobGraph graph("final");
+  graph.source("gen", datagen_source(slow_rows(500, 5000))).sink("hooks", hook_sink(log)).parallelism(2);
+  // A long interval: only the final checkpoint is taken.
+  const JobResult result = Executor(checkpointing(dir, 1h)).run(graph);
+  REQUIRE(result.finished());
+  REQUIRE(result.metrics.checkpoints.size() == 1);
+  const CheckpointStats& last = result.metrics.checkpoints.back();
+  CHECK(last.final);
+  CHECK(last.completed);
+  const std::string id = std::to_string(last.id);
+  CHECK(std::count(log->events.begin(), log->events.end(), "snapshot " + id) == 2);
+  CHECK(std::count(log->events.begin(), log->events.end(), "complete " + id) == 2);
+  CHECK(log->events.back() == "complete " + id);
+}
+
+TEST_CASE("checkpoint.retained=2 leaves exactly two checkpoints on disk", "[checkpoint]") {
+  testing::TempDir dir;
+  JobGraph graph("retained");
+  DatagenOptions gen = orders(20'000);
+  gen.rate = 40'000;
+  keyed_aggregate(graph.source("orders", datagen_source(gen)), "sum", {"customer"}, "amount")
+      .sink("out", blackhole_sink());
+  RuntimeOptions options = checkpointing(dir, 20ms);
+  options.checkpoints_retained = 2;
+  const JobResult result = Executor(options).run(graph);
+  REQUIRE(result.finished());
+  REQUIRE(result.metrics.checkpoints_completed() > 5);
+  const CheckpointStorage storage(dir.path(), "retained");
+  CHECK(storage.completed().size() == 2);
+  size_t checkpoint_dirs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(storage.job_dir())) {
+    checkpoint_dirs += entry.path().filename().string().rfind("chk-", 0) == 0;
+  }
+  CHECK(checkpoint_dirs == 2);
+  for (int64_t id : storage.completed()) CHECK_NOTHROW(storage.verify(id));
+}
+
+TEST_CASE("restore refuses a missing checkpoint and a changed parallelism", "[checkpoint]") {
+  testing::TempDir dir;
+  const auto build = [](JobGraph& graph, int parallelism) {
+    keyed_aggregate(graph.source("orders", datagen_source(orders(2000))), "sum", {"customer"}, "amount")
+        .parallelism(parallelism)
+        .sink("out", blackhole_sink());
+  };
+  JobGraph first("restore");
+  build(first, 2);
+  // Keep the final checkpoint resumable: restore it by id.
+  REQUIRE(Executor(checkpointing(dir, 1h)).run(first).finished());
+  const int64_t id = *CheckpointStorage(dir.path(), "restore").latest();
+
+  RuntimeOptions options = checkpointing(dir, 1h);
+  options.restore = RuntimeOptions::Restore::kCheckpoint;
+  options.restore_checkpoint = id + 10;
+  JobGraph again("restore");
+  build(again, 2);
+  CHECK_THROWS_WITH(Executor(options).run(again), Catch::Contains("no such completed checkpoint"));
+
+  options.restore_checkpoint = id;
+  JobGraph rescaled("restore");
+  build(rescaled, 3);
+  CHECK_THROWS_WITH(Executor(options).run(rescaled),
+                    Catch::Contains("operator 'sum' with parallelism 2, now 3"));
+}
+
+TEST_CASE("restore=latest resumes an unfinished run, and a finished one starts afresh",
+          "[checkpoint]") {
+  testing::TempDir dir;
+  auto collected = std::make_shared<CollectedRows>();
+  const auto run = [&](RuntimeOptions options) {
+    JobGraph graph("resume");
+    graph.source("gen", datagen_source(slow_rows(400, 4000))).sink("collect", collect_sink(collected));
+    return Executor(options).run(graph);
+  };
+  RuntimeOptions options = checkpointing(dir, 1h);
+  options.restore = RuntimeOptions::Restore::kLatest;
+  REQUIRE(run(options).finished());
+  CHECK(collected->size() == 400);
+  const JobResult again = run(options);
+  REQUIRE(again.finished());
+  CHECK_FALSE(again.restored_from);
+  CHECK(collected->size() == 800);  // a new run: everything again
+}

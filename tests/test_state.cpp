@@ -1,0 +1,96 @@
+#include "engine/state.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "engine/checkpoint_storage.hpp"
+#include "engine/error.hpp"
+#include "engine/state_store.hpp"
+#include "engine/value_codec.hpp"
+#include "tests/support.hpp"
+
+using namespace sluice;
+namespace fs = std::filesystem;
+
+namespace {
+
+LazyStateStore lazy_store(const fs::path& work, std::optional<fs::path> restore = std::nullopt) {
+  const bool saved = restore.has_value();
+  return LazyStateStore(saved, [work, restore] { return StateStore::open(work, restore); });
+}
+
+}  // namespace
+
+TEST_CASE("values round-trip through the binary codec", "[state]") {
+  const std::vector<Value> values = {Value(),
+                                     Value(int64_t{-7}),
+                                     Value(2.5),
+                                     Value(Decimal(-12345, 2)),
+                                     Value("text with \\0 and ünïcode"),
+                                     Value::boolean(true),
+                                     Value::boolean(false),
+                                     Value(Timestamp{1'700'000'000'123'456})};
+  CHECK(decode_values(encode_values(values)) == values);
+  CHECK_THROWS_AS(decode_values(std::string("\x01\x02", 2)), DataError);
+}
+
+TEST_CASE("state of every kind survives a snapshot and a restore", "[state]") {
+  testing::TempDir dir;
+  auto store = lazy_store(dir.path() / "work");
+  CHECK(store.if_open() == nullptr);
+  ValueState offset(store, "offset");
+  CHECK_FALSE(offset.get());
+  CHECK(store.if_open() == nullptr);  // reading nothing opens nothing
+  offset.set("42");
+  ListState xids(store, "xids");
+  xids.add("a");
+  xids.add("b");
+  KeyedValueState counts(store, "counts");
+  counts.put("k1", "1");
+  counts.put("k2", "2");
+  counts.erase("k2");
+  KeyedMapState items(store, "items");
+  items.put("k", "x", "1");
+  items.put("k", "y", "2");
+  items.put("kk", "x", "3");  // a key that extends "k" must not leak into k's entries
+
+  const uint64_t bytes = store.for_write().snapshot(dir.path() / "chk-1" / "op-0").get();
+  CHECK(bytes > 0);
+  offset.set("99");  // after the snapshot: must not come back
+
+  auto restored = lazy_store(dir.path() / "work2", dir.path() / "chk-1" / "op-0");
+  CHECK(ValueState(restored, "offset").get() == "42");
+  CHECK(ListState(restored, "xids").get() == std::vector<std::string>{"a", "b"});
+  CHECK(KeyedValueState(restored, "counts").get("k1") == "1");
+  CHECK_FALSE(KeyedValueState(restored, "counts").get("k2"));
+  using Entries = std::vector<std::pair<std::string, std::string>>;
+  CHECK(KeyedMapState(restored, "items").entries("k") == Entries{{"x", "1"}, {"y", "2"}});
+  CHECK(KeyedMapState(restored, "items").get("kk", "x") == "3");
+  // Different kinds of state with the same name do not collide.
+  CHECK_FALSE(KeyedValueState(restored, "offset").get(""));
+}
+
+TEST_CASE("checkpoint metadata commits atomically and pruning keeps the newest", "[state]") {
+  testing::TempDir dir;
+  const CheckpointStorage storage(dir.path(), "job/with:odd name");
+  for (int64_t id = 1; id <= 4; ++id) {
+    fs::create_directories(storage.subtask_dir(id, "op", 0));
+    if (id == 3) continue;  // an aborted one: no metadata
+    storage.commit({.id = id, .job = "job", .parallelism = {{"op", 1}}, .states = {{"op", 0, 10}}});
+  }
+  fs::create_directories(storage.checkpoint_dir(5));  // in the making
+  CHECK(storage.completed() == std::vector<int64_t>{1, 2, 4});
+  CHECK(storage.latest() == 4);
+  CHECK(storage.highest_id() == 5);
+  CHECK(storage.read(2).states.at(0).bytes == 10);
+  CHECK_THROWS_WITH(storage.read(3), Catch::Contains("checkpoint 3 is not complete"));
+
+  storage.prune(2);
+  CHECK(storage.completed() == std::vector<int64_t>{2, 4});
+  CHECK_FALSE(fs::exists(storage.checkpoint_dir(1)));
+  CHECK_FALSE(fs::exists(storage.checkpoint_dir(3)));  // aborted and older than 4
+  CHECK(fs::exists(storage.checkpoint_dir(5)));        // newer: may still be written
+
+  CHECK(storage.resumable() == 4);
+  storage.mark_finished(4);
+  CHECK_FALSE(storage.resumable());
+}

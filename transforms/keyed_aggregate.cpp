@@ -1,0 +1,139 @@
+#include "transforms/keyed_aggregate.hpp"
+
+#include "engine/error.hpp"
+#include "engine/value_codec.hpp"
+
+namespace sluice {
+namespace {
+
+// sum + sign * value, in the sum's type.
+Value add(const Value& sum, const Value& value, int sign) {
+  if (value.is_null()) return sum;
+  switch (value.type_id()) {
+    case TypeId::kBigint:
+      return sum.as_bigint() + sign * value.as_bigint();
+    case TypeId::kDouble:
+      return sum.as_double() + sign * value.as_double();
+    case TypeId::kDecimal:
+      return sign > 0 ? sum.as_decimal() + value.as_decimal() : sum.as_decimal() - value.as_decimal();
+    default:
+      throw DataError("cannot sum a " + value.to_string());
+  }
+}
+
+Value zero_of(const DataType& type) {
+  switch (type.id) {
+    case TypeId::kBigint:
+      return int64_t{0};
+    case TypeId::kDouble:
+      return 0.0;
+    default:
+      return Decimal(0, type.scale);
+  }
+}
+
+class KeyedAggregate final : public Operator {
+ public:
+  KeyedAggregate(std::vector<size_t> keys, size_t value, DataType sum_type)
+      : keys_(std::move(keys)), value_(value), sum_type_(sum_type) {}
+
+  void open(OperatorContext& context) override {
+    accumulators_.emplace(context.keyed_value_state("accumulator"));
+  }
+
+  void process(Row&& row, Collector& out) override {
+    const std::string key = encode_key(row, keys_);
+    int64_t count = 0;
+    Value sum = zero_of(sum_type_);
+    if (const auto saved = accumulators_->get(key)) {
+      auto values = decode_values(*saved);
+      count = values.at(0).as_bigint();
+      sum = std::move(values.at(1));
+    }
+    const bool adds = row.kind == RowKind::kInsert || row.kind == RowKind::kUpdateAfter;
+    const int sign = adds ? 1 : -1;
+    const int64_t new_count = count + sign;
+    const Value new_sum = add(sum, row.fields[value_], sign);
+    if (new_count < 0) {
+      throw DataError("retraction " + row.to_string() + " of a key that has no rows");
+    }
+    if (new_count == 0) {
+      accumulators_->erase(key);
+      out.emit(result(RowKind::kDelete, row, count, sum));
+      return;
+    }
+    accumulators_->put(key, encode_values({Value(new_count), new_sum}));
+    if (count == 0) {
+      out.emit(result(RowKind::kInsert, row, new_count, new_sum));
+    } else {
+      out.emit(result(RowKind::kUpdateBefore, row, count, sum));
+      out.emit(result(RowKind::kUpdateAfter, row, new_count, new_sum));
+    }
+  }
+
+ private:
+  Row result(RowKind kind, const Row& input, int64_t count, const Value& sum) const {
+    Row out;
+    out.kind = kind;
+    for (size_t k : keys_) out.fields.push_back(input.fields[k]);
+    out.fields.emplace_back(count);
+    out.fields.push_back(sum);
+    return out;
+  }
+
+  const std::vector<size_t> keys_;
+  const size_t value_;
+  const DataType sum_type_;
+  std::optional<KeyedValueState> accumulators_;
+};
+
+}  // namespace
+
+Stream keyed_aggregate(Stream input, std::string name, std::vector<std::string> key_columns,
+                       std::string value_column) {
+  const Schema& in = input.type().schema;
+  std::vector<size_t> keys;
+  std::vector<Column> columns;
+  for (const auto& k : key_columns) {
+    if (const auto i = in.index_of(k)) {
+      keys.push_back(*i);
+      columns.push_back(in.column(*i));
+    }
+  }
+  const auto value = in.index_of(value_column);
+  DataType sum_type = DataType::bigint();
+  if (value) {
+    const DataType& t = in.column(*value).type;
+    sum_type = t.id == TypeId::kDecimal ? DataType::decimal(Decimal::kMaxPrecision, t.scale) : t;
+  }
+  columns.push_back({"count", DataType::bigint()});
+  columns.push_back({"sum", sum_type});
+  StreamType output{Schema(std::move(columns), key_columns), ChangelogMode::all()};
+
+  auto check = [value_column, sum_type](const StreamType& type) {
+    std::vector<std::string> problems;
+    const auto i = type.schema.index_of(value_column);
+    if (!i) {
+      problems.push_back("value column '" + value_column + "' is not in its input");
+    } else if (const TypeId t = type.schema.column(*i).type.id;
+               t != TypeId::kBigint && t != TypeId::kDouble && t != TypeId::kDecimal) {
+      problems.push_back("cannot sum column '" + value_column + "' of type " +
+                         type.schema.column(*i).type.to_string());
+    }
+    if (type.mode.contains(RowKind::kUpdateAfter) && !type.mode.contains(RowKind::kUpdateBefore)) {
+      problems.push_back("its input " + type.mode.to_string() +
+                         " has updates without update-before (-U) rows, which it cannot retract");
+    }
+    return problems;
+  };
+  const size_t value_index = value.value_or(0);
+  return input.key_by(std::move(key_columns))
+      .transform(
+          std::move(name),
+          [keys, value_index, sum_type](const SubtaskInfo&) {
+            return std::make_unique<KeyedAggregate>(keys, value_index, sum_type);
+          },
+          std::move(output), check);
+}
+
+}  // namespace sluice

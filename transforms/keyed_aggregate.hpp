@@ -1,0 +1,23 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/job_graph.hpp"
+
+namespace sluice {
+
+/// Adds an operator `name` that counts the records and sums `value_column`
+/// per key, keeping both in keyed state (RocksDB, saved at checkpoints).
+///
+/// Its input is hash-partitioned by `key_columns`. +I and +U rows add, -U and
+/// -D rows retract. It emits the result per key as a changelog of rows
+/// (key columns..., count BIGINT, sum): +I for a new key, -U then +U when a
+/// key's result changes, -D when its count drops to zero. The sum has the
+/// value column's type (DECIMAL widened to 38 digits); NULLs are counted but
+/// not summed. validate() refuses an input with +U but no -U: an update
+/// could not be retracted.
+Stream keyed_aggregate(Stream input, std::string name, std::vector<std::string> key_columns,
+                       std::string value_column);
+
+}  // namespace sluice
