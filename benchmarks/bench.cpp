@@ -10,13 +10,17 @@
 #include <thread>
 
 #include "benchmarks/checkpoint_bench.hpp"
+#include "benchmarks/mysql_bench.hpp"
 #include "benchmarks/pipeline_bench.hpp"
 #include "engine/error.hpp"
 
 namespace sluice {
 namespace {
 
-std::vector<Benchmark> all_benchmarks() { return {pipeline_benchmark(), checkpoint_benchmark()}; }
+std::vector<Benchmark> all_benchmarks() {
+  return {pipeline_benchmark(), checkpoint_benchmark(), mysql_upsert_benchmark(),
+          mysql_hotkey_benchmark()};
+}
 
 double median_of(std::vector<double> values) {
   std::sort(values.begin(), values.end());
@@ -52,7 +56,11 @@ std::string machine_description() {
 
 std::string rate_text(double rate) {
   char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.2fM", rate / 1e6);
+  if (rate >= 1e6) {
+    std::snprintf(buf, sizeof(buf), "%.2fM", rate / 1e6);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.1fk", rate / 1e3);
+  }
   return buf;
 }
 
@@ -82,6 +90,13 @@ int run_benchmarks(const BenchOptions& options) {
   nlohmann::json json = {{"machine", machine}, {"quick", options.quick}, {"benchmarks", nlohmann::json::array()}};
 
   for (const auto& benchmark : selected) {
+    if (benchmark.unavailable) {
+      if (const std::string reason = benchmark.unavailable(); !reason.empty()) {
+        std::printf("\n%s: skipped: %s\n", benchmark.name.c_str(), reason.c_str());
+        json["benchmarks"].push_back({{"name", benchmark.name}, {"skipped", reason}});
+        continue;
+      }
+    }
     std::vector<BenchScenario> scenarios = benchmark.scenarios(settings);
     std::vector<ScenarioResult> results;
     for (const auto& s : scenarios) results.push_back({s.name, s.baseline, {}});

@@ -46,6 +46,8 @@ struct Benchmark {
   std::string name;
   std::string description;
   std::function<std::vector<BenchScenario>(const BenchSettings&)> scenarios;
+  /// Optional: why the benchmark cannot run here (no server); empty = it can.
+  std::function<std::string()> unavailable;
 };
 
 /// Runs the benchmarks, prints a table, writes JSON if asked. Returns the exit status.

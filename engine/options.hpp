@@ -32,11 +32,17 @@ struct OptionSpec {
   int64_t min = 0;
   /// Said instead of default_value where the default is derived ("the job's id").
   std::string default_doc;
+  /// How a value is shown (describe, logs), for values holding a secret.
+  std::string (*redact)(std::string_view value) = nullptr;
 
   /// What a value must look like, for error messages and docs.
   std::string accepts() const;
   /// The default as documented: default_doc, else default_value, else "—".
   std::string documented_default() const;
+  /// `value` as it may be shown.
+  std::string shown(std::string_view value) const {
+    return redact ? redact(value) : std::string(value);
+  }
 };
 
 /// The set of keys a job accepts: the engine's, its connectors' and its own.

@@ -59,7 +59,7 @@ void print_options(const Config& config) {
     const auto value = config.find(spec.key);
     const char* mark = config.origin(spec.key) == OptionOrigin::kDefault ? "  (default)" : "";
     std::printf("  %-32s %s%s\n", spec.key.c_str(),
-                value ? value->c_str() : spec.documented_default().c_str(), mark);
+                value ? spec.shown(*value).c_str() : spec.documented_default().c_str(), mark);
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include "engine/error.hpp"
 #include "jobs/aggregate_job.hpp"
+#include "jobs/changelog_to_mysql_job.hpp"
 #include "jobs/example_job.hpp"
 
 namespace sluice {
@@ -13,7 +14,8 @@ OptionTable JobDefinition::option_table() const {
 }
 
 const std::vector<JobDefinition>& bundled_jobs() {
-  static const std::vector<JobDefinition> jobs = {example_job(), aggregate_job()};
+  static const std::vector<JobDefinition> jobs = {changelog_to_mysql_job(), example_job(),
+                                                  aggregate_job()};
   return jobs;
 }
 

@@ -1,0 +1,186 @@
+#include "benchmarks/mysql_bench.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <unistd.h>
+
+#include "connectors/datagen.hpp"
+#include "connectors/mysql_bulk_statement.hpp"
+#include "connectors/mysql_connection.hpp"
+#include "connectors/mysql_sink.hpp"
+#include "engine/executor.hpp"
+
+namespace sluice {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const Schema kOrders = Schema::parse(
+    "id BIGINT, customer BIGINT, amount DECIMAL(10,2), status STRING, PRIMARY KEY (id)");
+constexpr char kTable[] = "bench_orders";
+constexpr char kTableDefinition[] =
+    "id BIGINT PRIMARY KEY, customer BIGINT, amount DECIMAL(10,2), status VARCHAR(20)";
+
+std::string no_server() {
+  const char* url = std::getenv("SLUICE_MYSQL_URL");
+  if (url == nullptr) return "no server: set SLUICE_MYSQL_URL (eval \"$(scripts/mariadb env)\")";
+  try {
+    MySqlConnection connection(MySqlUrl::parse(url));
+  } catch (const std::exception& e) {
+    return std::string("no server: ") + e.what();
+  }
+  return "";
+}
+
+MySqlUrl bench_url() { return MySqlUrl::parse(std::getenv("SLUICE_MYSQL_URL")); }
+
+// An empty bench_orders table.
+std::unique_ptr<MySqlConnection> fresh_table() {
+  auto connection = std::make_unique<MySqlConnection>(bench_url(), true);
+  connection->execute(std::string("CREATE TABLE IF NOT EXISTS ") + kTable + " (" + kTableDefinition + ")");
+  connection->execute(std::string("TRUNCATE TABLE ") + kTable);
+  return connection;
+}
+
+std::vector<Row> changes(const DatagenOptions& gen) {
+  std::vector<Row> rows;
+  ChangeGenerator generator(gen, 0, 1);
+  Row out[2];
+  while (const int n = generator.next(out)) {
+    for (int i = 0; i < n; ++i) rows.push_back(std::move(out[i]));
+  }
+  return rows;
+}
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+BenchSample sink_run(const DatagenOptions& gen, size_t max_rows) {
+  fresh_table();
+  MySqlSinkOptions options;
+  options.url = bench_url();
+  options.table = kTable;
+  options.max_rows = max_rows;
+  JobGraph graph("mysql-bench");
+  graph.source("datagen", datagen_source(gen)).sink("mysql", mysql_sink(options, kOrders));
+  RuntimeOptions runtime;
+  runtime.flush_interval = std::chrono::milliseconds(0);
+  const JobResult result = Executor(runtime).run(graph);
+  if (!result.finished()) throw std::runtime_error("mysql bench run failed: " + result.error);
+  const JobMetrics& m = result.metrics;
+  uint64_t flushes = 0;
+  for (const char* t : {"max-rows", "signal", "barrier", "close"}) flushes += m.counter(std::string("mysql.flushes.") + t);
+  const double per_flush = static_cast<double>(std::max<uint64_t>(flushes, 1));
+  return {m.records_in("mysql"),
+          std::chrono::duration<double>(result.duration).count(),
+          {{"input records per flush", static_cast<double>(m.records_in("mysql")) / per_flush},
+           {"rows written per flush (distinct keys)", static_cast<double>(m.counter("mysql.keys")) / per_flush},
+           {"statements per flush", static_cast<double>(m.counter("mysql.statements")) / per_flush}}};
+}
+
+BenchSample load_data(const DatagenOptions& gen) {
+  const std::vector<Row> rows = changes(gen);
+  const auto file = std::filesystem::temp_directory_path() / ("sluice-load-" + std::to_string(::getpid()) + ".tsv");
+  {
+    std::ofstream out(file);
+    for (const Row& row : rows) {
+      for (size_t c = 0; c < row.fields.size(); ++c) out << (c ? "\t" : "") << row.fields[c].to_string();
+      out << "\n";
+    }
+  }
+  auto connection = fresh_table();
+  const auto start = Clock::now();
+  connection->execute("LOAD DATA LOCAL INFILE " + connection->quote(file.string()) + " INTO TABLE " + kTable);
+  const double seconds = seconds_since(start);
+  std::filesystem::remove(file);
+  return {rows.size(), seconds, {}};
+}
+
+// One autocommitted upsert per change, for the first `limit` changes (row by
+// row is slow: a sample is enough for its rate).
+BenchSample row_by_row(const DatagenOptions& gen, size_t limit) {
+  std::vector<Row> rows = changes(gen);
+  rows.resize(std::min(rows.size(), limit));
+  auto connection = fresh_table();
+  BulkStatement upsert(*connection,
+                       std::string("INSERT INTO ") + kTable +
+                           " (id, customer, amount, status) VALUES (?,?,?,?) ON DUPLICATE KEY UPDATE "
+                           "customer=VALUES(customer), amount=VALUES(amount), status=VALUES(status)",
+                       {DataType::bigint(), DataType::bigint(), DataType::decimal(10, 2), DataType::string()});
+  BulkStatement remove(*connection, std::string("DELETE FROM ") + kTable + " WHERE id=?", {DataType::bigint()});
+  const std::vector<size_t> all = {0, 1, 2, 3}, key = {0};
+  const auto start = Clock::now();
+  for (const Row& row : rows) {
+    const Row* one[] = {&row};
+    if (row.kind == RowKind::kDelete) {
+      remove.execute(one, key);
+    } else if (row.kind != RowKind::kUpdateBefore) {
+      upsert.execute(one, all);
+    }
+  }
+  return {rows.size(), seconds_since(start), {}};
+}
+
+DatagenOptions distinct_keys(uint64_t rows) {
+  DatagenOptions gen;
+  gen.schema = kOrders;
+  gen.rows = rows;
+  return gen;
+}
+
+DatagenOptions hot_keys(uint64_t rows) {
+  DatagenOptions gen;
+  gen.schema = kOrders;
+  gen.rows = rows;
+  gen.keys = 100;
+  gen.insert_weight = 5;
+  gen.update_weight = 90;
+  gen.delete_weight = 5;
+  gen.skew = DatagenOptions::Skew::kHot;
+  return gen;
+}
+
+}  // namespace
+
+Benchmark mysql_upsert_benchmark() {
+  return {
+      .name = "mysql-upsert",
+      .description = "200k distinct-key upserts into MariaDB",
+      .scenarios =
+          [](const BenchSettings& settings) {
+            const uint64_t rows = settings.quick ? 20'000 : 200'000;
+            const DatagenOptions gen = distinct_keys(rows);
+            return std::vector<BenchScenario>{
+                {"baseline: LOAD DATA LOCAL INFILE", true, [=] { return load_data(gen); }},
+                {"baseline: row by row, autocommit", true,
+                 [=] { return row_by_row(gen, settings.quick ? 2'000 : 10'000); }},
+                {"sink, upsert mode (max-rows 5000)", false, [=] { return sink_run(gen, 5000); }},
+            };
+          },
+      .unavailable = no_server,
+  };
+}
+
+Benchmark mysql_hotkey_benchmark() {
+  return {
+      .name = "mysql-hotkey",
+      .description = "200k changes to 100 keys (90% updates) into MariaDB",
+      .scenarios =
+          [](const BenchSettings& settings) {
+            const uint64_t rows = settings.quick ? 20'000 : 200'000;
+            const DatagenOptions gen = hot_keys(rows);
+            return std::vector<BenchScenario>{
+                {"baseline: row by row, autocommit", true,
+                 [=] { return row_by_row(gen, settings.quick ? 2'000 : 10'000); }},
+                {"sink, upsert mode (max-rows 10000)", false, [=] { return sink_run(gen, 10'000); }},
+            };
+          },
+      .unavailable = no_server,
+  };
+}
+
+}  // namespace sluice

@@ -1,0 +1,167 @@
+#include "connectors/mysql_connection.hpp"
+
+#include <errmsg.h>
+#include <mysql.h>
+#include <mysqld_error.h>
+
+#include <map>
+
+namespace sluice {
+namespace {
+
+// What our column types are on the server side.
+DataType type_of(const TableColumn& column) {
+  const std::string& t = column.column_type;
+  const auto starts = [&](std::string_view prefix) { return t.rfind(prefix, 0) == 0; };
+  if (starts("tinyint(1)") || starts("boolean")) return DataType::boolean();
+  if (starts("bigint") || starts("int") || starts("mediumint") || starts("smallint") ||
+      starts("tinyint") || starts("year")) {
+    return DataType::bigint();
+  }
+  if (starts("decimal")) {
+    int precision = 10, scale = 0;
+    std::sscanf(t.c_str(), "decimal(%d,%d)", &precision, &scale);
+    return DataType::decimal(precision, scale);
+  }
+  if (starts("double") || starts("float") || starts("real")) return DataType::float64();
+  if (starts("datetime") || starts("timestamp")) return DataType::timestamp();
+  return DataType::string();
+}
+
+}  // namespace
+
+bool MySqlError::retriable() const {
+  switch (code_) {
+    case CR_SERVER_GONE_ERROR:     // 2006
+    case CR_SERVER_LOST:           // 2013
+    case CR_CONNECTION_ERROR:      // 2002
+    case CR_CONN_HOST_ERROR:       // 2003
+    case CR_SERVER_LOST_EXTENDED:  // 2055
+    case ER_LOCK_DEADLOCK:         // 1213
+    case ER_CONNECTION_KILLED:     // 1927
+    case ER_SERVER_SHUTDOWN:       // 1053
+      return true;
+    default:
+      return false;
+  }
+}
+
+Schema TableInfo::schema() const {
+  std::vector<Column> out;
+  for (const auto& c : columns) out.push_back({c.name, type_of(c)});
+  return Schema(std::move(out), primary_key);
+}
+
+MySqlConnection::MySqlConnection(const MySqlUrl& url, bool local_infile) : mysql_(mysql_init(nullptr)) {
+  if (mysql_ == nullptr) throw MySqlError(CR_OUT_OF_MEMORY, "mysql_init failed");
+  const my_bool no = 0;
+  mysql_optionsv(mysql_, MYSQL_OPT_RECONNECT, &no);
+  mysql_optionsv(mysql_, MYSQL_SET_CHARSET_NAME, "utf8mb4");
+  const unsigned timeout_s = 10;
+  mysql_optionsv(mysql_, MYSQL_OPT_CONNECT_TIMEOUT, &timeout_s);
+  if (local_infile) {
+    const unsigned yes = 1;
+    mysql_optionsv(mysql_, MYSQL_OPT_LOCAL_INFILE, &yes);
+  }
+  if (mysql_real_connect(mysql_, url.host.empty() ? nullptr : url.host.c_str(), url.user.c_str(),
+                         url.password.c_str(), url.database.c_str(), url.port,
+                         url.socket.empty() ? nullptr : url.socket.c_str(), 0) == nullptr) {
+    const unsigned code = mysql_errno(mysql_);
+    const std::string message = mysql_error(mysql_);
+    mysql_close(mysql_);
+    throw MySqlError(code, "connecting to " + url.to_string() + ": " + message);
+  }
+}
+
+MySqlConnection::~MySqlConnection() { mysql_close(mysql_); }
+
+void MySqlConnection::throw_error(const std::string& doing) const {
+  throw MySqlError(mysql_errno(mysql_), doing + ": " + mysql_error(mysql_));
+}
+
+void MySqlConnection::execute(std::string_view sql) {
+  if (mysql_real_query(mysql_, sql.data(), sql.size()) != 0) {
+    throw_error(std::string(sql.substr(0, 200)));
+  }
+  // Statements that return rows would leave them pending.
+  if (MYSQL_RES* result = mysql_store_result(mysql_)) mysql_free_result(result);
+}
+
+std::vector<std::vector<std::optional<std::string>>> MySqlConnection::query(std::string_view sql) {
+  if (mysql_real_query(mysql_, sql.data(), sql.size()) != 0) {
+    throw_error(std::string(sql.substr(0, 200)));
+  }
+  MYSQL_RES* result = mysql_store_result(mysql_);
+  std::vector<std::vector<std::optional<std::string>>> rows;
+  if (result == nullptr) {
+    if (mysql_errno(mysql_) != 0) throw_error(std::string(sql.substr(0, 200)));
+    return rows;
+  }
+  const unsigned fields = mysql_num_fields(result);
+  while (MYSQL_ROW row = mysql_fetch_row(result)) {
+    const unsigned long* lengths = mysql_fetch_lengths(result);
+    auto& out = rows.emplace_back();
+    for (unsigned i = 0; i < fields; ++i) {
+      out.push_back(row[i] ? std::optional<std::string>(std::string(row[i], lengths[i])) : std::nullopt);
+    }
+  }
+  mysql_free_result(result);
+  return rows;
+}
+
+uint64_t MySqlConnection::affected_rows() const { return mysql_affected_rows(mysql_); }
+
+uint64_t MySqlConnection::thread_id() const { return mysql_thread_id(mysql_); }
+
+std::string MySqlConnection::quote(std::string_view text) {
+  std::string out(text.size() * 2 + 3, '\0');
+  out[0] = '\'';
+  const unsigned long n = mysql_real_escape_string(mysql_, out.data() + 1, text.data(), text.size());
+  out.resize(n + 1);
+  out.push_back('\'');
+  return out;
+}
+
+uint64_t MySqlConnection::max_allowed_packet() {
+  const auto rows = query("SELECT @@max_allowed_packet");
+  return std::stoull(rows.at(0).at(0).value());
+}
+
+TableInfo MySqlConnection::describe_table(const std::string& table) {
+  TableInfo info;
+  for (const auto& row : query("SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE FROM information_schema.COLUMNS "
+                               "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = " + quote(table) +
+                               " ORDER BY ORDINAL_POSITION")) {
+    info.columns.push_back({*row[0], *row[1], row[2] == "YES"});
+  }
+  if (info.columns.empty()) {
+    const auto db = query("SELECT DATABASE()");
+    throw ConfigError("table '" + table + "' does not exist in database '" +
+                      db.at(0).at(0).value_or("?") + "'");
+  }
+  std::map<std::string, std::vector<std::string>> unique;
+  for (const auto& row : query("SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS "
+                               "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = " + quote(table) +
+                               " AND NON_UNIQUE = 0 ORDER BY INDEX_NAME, SEQ_IN_INDEX")) {
+    unique[*row[0]].push_back(*row[1]);
+  }
+  for (auto& [index, columns] : unique) {
+    if (index == "PRIMARY") {
+      info.primary_key = columns;
+    } else {
+      info.unique_keys.push_back(columns);
+    }
+  }
+  return info;
+}
+
+std::string quote_identifier(std::string_view name) {
+  std::string out = "`";
+  for (char c : name) {
+    if (c == '`') out.push_back('`');
+    out.push_back(c);
+  }
+  return out + "`";
+}
+
+}  // namespace sluice

@@ -1,0 +1,84 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "connectors/mysql_url.hpp"
+#include "engine/error.hpp"
+#include "engine/schema.hpp"
+
+struct st_mysql;
+struct st_mysql_stmt;
+
+namespace sluice {
+
+/// An error the server or the client library reported, with its number.
+class MySqlError : public Error {
+ public:
+  MySqlError(unsigned code, const std::string& message)
+      : Error("MySQL error " + std::to_string(code) + ": " + message), code_(code) {}
+  unsigned code() const { return code_; }
+  /// Whether trying again on a new connection may succeed: the connection was
+  /// lost or refused, or the transaction was chosen as a deadlock victim.
+  bool retriable() const;
+
+ private:
+  unsigned code_;
+};
+
+/// A column of a table as information_schema describes it.
+struct TableColumn {
+  std::string name;
+  std::string column_type;  ///< as the server spells it: "decimal(10,2)", "varchar(20)"
+  bool nullable = true;
+};
+
+/// What a sink needs to know of its target table.
+struct TableInfo {
+  std::vector<TableColumn> columns;
+  std::vector<std::string> primary_key;
+  std::vector<std::vector<std::string>> unique_keys;
+
+  /// The table's columns as a Schema with its primary key.
+  Schema schema() const;
+};
+
+/// One connection to a MySQL/MariaDB server. Automatic reconnection
+/// (MYSQL_OPT_RECONNECT) stays off: it would silently lose a transaction.
+/// Every failure throws MySqlError.
+class MySqlConnection {
+ public:
+  /// Connects, with utf8mb4 and autocommit on.
+  explicit MySqlConnection(const MySqlUrl& url, bool local_infile = false);
+  ~MySqlConnection();
+  MySqlConnection(const MySqlConnection&) = delete;
+  MySqlConnection& operator=(const MySqlConnection&) = delete;
+
+  void execute(std::string_view sql);
+  /// Runs a query and returns its rows; NULL is nullopt.
+  std::vector<std::vector<std::optional<std::string>>> query(std::string_view sql);
+  uint64_t affected_rows() const;
+  /// The server's id for this connection (what KILL takes).
+  uint64_t thread_id() const;
+  /// `text` as a quoted SQL string literal.
+  std::string quote(std::string_view text);
+  /// The server's max_allowed_packet.
+  uint64_t max_allowed_packet();
+  /// The table's columns and keys; throws ConfigError if there is no such table.
+  TableInfo describe_table(const std::string& table);
+
+  st_mysql* raw() const { return mysql_; }
+  [[noreturn]] void throw_error(const std::string& doing) const;
+
+ private:
+  st_mysql* mysql_;
+};
+
+/// `name` backquoted, with backquotes doubled: a safe SQL identifier.
+std::string quote_identifier(std::string_view name);
+
+}  // namespace sluice

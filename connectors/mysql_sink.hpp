@@ -1,0 +1,50 @@
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "connectors/mysql_url.hpp"
+#include "engine/job_graph.hpp"
+#include "engine/options.hpp"
+
+namespace sluice {
+
+/// How the MySQL sink writes.
+struct MySqlSinkOptions {
+  MySqlUrl url;
+  std::string table;
+  /// The columns that identify a row: the table's PRIMARY KEY or a UNIQUE KEY
+  /// must have exactly these. Empty: the input's primary key.
+  std::vector<std::string> key;
+  enum class Mode {
+    kUpsert,  ///< keep the last change per key; write upserts and deletes by key
+    kAppend,  ///< insert every record (insert-only input, table without a key)
+  };
+  /// Default: upsert with a key, append without.
+  std::optional<Mode> mode;
+  /// Input records after which the buffer is flushed; 0 = never for that
+  /// reason (FlushSignal, barriers and the end still flush). Default: 100.
+  size_t max_rows = 100;
+  /// Retries of a flush after a lost connection or a deadlock. Default: 3.
+  int max_retries = 3;
+  /// First wait before a retry, doubling each time. Default: 100ms.
+  std::chrono::milliseconds retry_backoff{100};
+
+  /// Reads the `sink.*` keys of mysql_sink_option_specs().
+  static MySqlSinkOptions from(const Config& config);
+};
+
+std::vector<OptionSpec> mysql_sink_option_specs();
+
+/// The MySQL sink for input rows of `input` (their column names are the
+/// table's). Upsert mode keeps a buffer key -> last change (+I/+U upsert,
+/// -D delete, -U ignored) and flushes it on max-rows, on FlushSignal, at
+/// every barrier and at the end, in one transaction: batched
+/// `INSERT … ON DUPLICATE KEY UPDATE` and `DELETE … WHERE key`. A flush that
+/// loses its connection or deadlocks is replayed whole on a new connection.
+/// At open the table must exist with every input column and a matching key;
+/// validate() refuses updates or deletes into a sink without a key.
+SinkDef mysql_sink(const MySqlSinkOptions& options, const Schema& input);
+
+}  // namespace sluice

@@ -1,0 +1,72 @@
+// A changelog file (CSV or Debezium JSON) into a MySQL table. The table's
+// columns, read from information_schema, are the file's schema, so only
+// source.path, sink.url and sink.table need saying.
+#include "jobs/changelog_to_mysql_job.hpp"
+
+#include <cstdio>
+
+#include "connectors/changelog_file.hpp"
+#include "connectors/mysql_connection.hpp"
+#include "connectors/mysql_sink.hpp"
+
+namespace sluice {
+namespace {
+
+void build(const Config& config, JobGraph& graph) {
+  MySqlSinkOptions sink = MySqlSinkOptions::from(config);
+  Schema schema = MySqlConnection(sink.url).describe_table(sink.table).schema();
+  if (!sink.key.empty()) schema = Schema(schema.columns(), sink.key);
+  const int sink_parallelism = config.find("sink.parallelism")
+                                   ? static_cast<int>(config.get_int("sink.parallelism"))
+                                   : static_cast<int>(config.get_int("parallelism"));
+  graph.source("changelog", changelog_file_source(ChangelogFileOptions::from(config, schema)))
+      .sink("mysql", mysql_sink(sink, schema))
+      .parallelism(sink_parallelism);
+}
+
+void report(const Config&, const JobResult& result) {
+  print_mysql_layers(result, "changelog", "mysql");
+}
+
+}  // namespace
+
+void print_mysql_layers(const JobResult& result, const std::string& source, const std::string& sink) {
+  const JobMetrics& m = result.metrics;
+  const auto count = [&](const std::string& name) {
+    return static_cast<unsigned long long>(m.counter(sink + "." + name));
+  };
+  uint64_t flushes = 0;
+  for (const char* trigger : {"max-rows", "signal", "barrier", "close"}) {
+    flushes += m.counter(sink + ".flushes." + trigger);
+  }
+  std::printf("\nrow by row or batch by batch?\n");
+  std::printf("  %-34s %12llu\n", "records read by the source", static_cast<unsigned long long>(m.records_out(source)));
+  std::printf("  %-34s %12llu\n", "records into the sink", static_cast<unsigned long long>(m.records_in(sink)));
+  std::printf("  %-34s %12llu  (max-rows %llu, signal %llu, barrier %llu, close %llu)\n", "flushes",
+              static_cast<unsigned long long>(flushes), count("flushes.max-rows"),
+              count("flushes.signal"), count("flushes.barrier"), count("flushes.close"));
+  std::printf("  %-34s %12llu  (%llu upserts, %llu deletes)\n", "distinct keys flushed", count("keys"),
+              count("upserts"), count("deletes"));
+  std::printf("  %-34s %12llu\n", "statements executed", count("statements"));
+  std::printf("  %-34s %12llu\n", "transactions committed", count("transactions"));
+  std::printf("  %-34s %12llu\n", "rows affected (server's count)", count("rows-affected"));
+  if (count("retries") > 0) std::printf("  %-34s %12llu\n", "flushes retried", count("retries"));
+}
+
+JobDefinition changelog_to_mysql_job() {
+  std::vector<OptionSpec> options = changelog_file_option_specs();
+  const auto sink = mysql_sink_option_specs();
+  options.insert(options.end(), sink.begin(), sink.end());
+  options.push_back({.key = "sink.parallelism",
+                     .type = OptionType::kInteger,
+                     .doc = "subtasks of the sink; its input is hash-partitioned by the key",
+                     .min = 1,
+                     .default_doc = "`parallelism`"});
+  return {.name = "changelog-to-mysql",
+          .summary = "a changelog file (CSV or Debezium JSON) upserted into a MySQL table",
+          .options = options,
+          .build = build,
+          .report = report};
+}
+
+}  // namespace sluice

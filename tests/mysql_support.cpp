@@ -1,0 +1,54 @@
+#include "tests/mysql_support.hpp"
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <random>
+
+namespace sluice::testing {
+
+MySqlUrl test_mysql_url() {
+  const char* url = std::getenv("SLUICE_MYSQL_URL");
+  if (url == nullptr) {
+    FAIL("SLUICE_MYSQL_URL is not set: run the tests through scripts/test, or run "
+         "scripts/mariadb start and eval \"$(scripts/mariadb env)\" first");
+  }
+  return MySqlUrl::parse(url);
+}
+
+std::string unique_name(const std::string& prefix) {
+  static std::mt19937_64 random(std::random_device{}());
+  return prefix + "_" + std::to_string(random() % 1'000'000'000);
+}
+
+TestTable::TestTable(const std::string& prefix, const std::string& definition, const MySqlUrl& url)
+    : name_(unique_name(prefix)), connection_(std::make_unique<MySqlConnection>(url)) {
+  connection_->execute("CREATE TABLE " + quote_identifier(name_) + " (" + definition + ")");
+}
+
+TestTable::~TestTable() {
+  try {
+    connection_->execute("DROP TABLE IF EXISTS " + quote_identifier(name_));
+  } catch (const std::exception&) {
+    // The server may be gone (a test stopped it); nothing to drop then.
+  }
+}
+
+std::vector<std::vector<std::optional<std::string>>> TestTable::rows() {
+  return connection_->query("SELECT * FROM " + quote_identifier(name_) + " ORDER BY 1");
+}
+
+TestDatabase::TestDatabase() : url_(test_mysql_url()) {
+  // The test user may create databases named sluice_*.
+  const std::string name = unique_name("sluice_test");
+  MySqlConnection(url_).execute("CREATE DATABASE " + quote_identifier(name));
+  url_.database = name;
+}
+
+TestDatabase::~TestDatabase() {
+  try {
+    MySqlConnection(url_).execute("DROP DATABASE " + quote_identifier(url_.database));
+  } catch (const std::exception&) {
+  }
+}
+
+}  // namespace sluice::testing

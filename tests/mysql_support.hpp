@@ -1,0 +1,49 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "connectors/mysql_connection.hpp"
+#include "connectors/mysql_url.hpp"
+
+namespace sluice::testing {
+
+/// The server that scripts/test starts: SLUICE_MYSQL_URL (and
+/// SLUICE_MYSQL_PASSWORD). Fails the test, saying how to get one, if unset.
+MySqlUrl test_mysql_url();
+
+/// A name no other test uses at the same time: `prefix` and a random suffix.
+std::string unique_name(const std::string& prefix);
+
+/// A table made for one test (`CREATE TABLE <name> (<definition>)`) and
+/// dropped after it.
+class TestTable {
+ public:
+  TestTable(const std::string& prefix, const std::string& definition,
+            const MySqlUrl& url = test_mysql_url());
+  ~TestTable();
+
+  const std::string& name() const { return name_; }
+  MySqlConnection& connection() { return *connection_; }
+  /// Every row as text, ordered by the first column.
+  std::vector<std::vector<std::optional<std::string>>> rows();
+
+ private:
+  std::string name_;
+  std::unique_ptr<MySqlConnection> connection_;
+};
+
+/// A database made for one test and dropped after it; `url()` points at it.
+class TestDatabase {
+ public:
+  TestDatabase();
+  ~TestDatabase();
+  const MySqlUrl& url() const { return url_; }
+
+ private:
+  MySqlUrl url_;
+};
+
+}  // namespace sluice::testing

@@ -1,0 +1,61 @@
+// changelog-to-mysql from the command line, killed and rerun.
+#include <catch2/catch.hpp>
+#include <map>
+#include <random>
+
+#include "connectors/mysql_connection.hpp"
+#include "tests/mysql_support.hpp"
+#include "tests/support.hpp"
+
+using namespace sluice;
+using TextRows = std::vector<std::vector<std::optional<std::string>>>;
+
+TEST_CASE("changelog-to-mysql killed at random moments and rerun ends with the final state",
+          "[mysql]") {
+  testing::TempDir dir;
+  testing::TestTable table("cli", "id BIGINT PRIMARY KEY, qty BIGINT, note VARCHAR(40)");
+  // 40000 changes over 500 keys; the last change of key k sets qty = its line.
+  std::string csv = "op,id,qty,note\n";
+  std::map<int, std::pair<int, bool>> last;  // id -> (qty, present)
+  std::mt19937 random(7);
+  for (int line = 0; line < 40000; ++line) {
+    const int id = static_cast<int>(random() % 500);
+    const bool present = last.count(id) && last[id].second;
+    if (present && random() % 5 == 0) {
+      csv += "-D," + std::to_string(id) + "\n";
+      last[id] = {0, false};
+    } else {
+      csv += std::string(present ? "+U," : "+I,") + std::to_string(id) + "," + std::to_string(line) +
+             ",\"note, " + std::to_string(line) + "\"\n";
+      last[id] = {line, true};
+    }
+  }
+  TextRows expected;
+  for (const auto& [id, state] : last) {
+    if (state.second) {
+      expected.push_back({std::to_string(id), std::to_string(state.first), "note, " + std::to_string(state.first)});
+    }
+  }
+  const std::string file = dir.write("changes.csv", csv);
+  const std::string command = std::string(SLUICE_CLI) + " run changelog-to-mysql --set source.path=" + file +
+                              " --set sink.url=" + std::getenv("SLUICE_MYSQL_URL") +
+                              " --set sink.table=" + table.name() +
+                              " --set checkpoint.interval=100ms --set checkpoint.dir=" + dir.path().string() +
+                              " --set sink.buffer-flush.max-rows=300 --set source.rate=20000";
+  std::uniform_real_distribution<double> delay(0.2, 1.2);
+  int kills = 0;
+  for (; kills < 3; ++kills) {
+    const auto killed = testing::run_command("timeout -s KILL " + std::to_string(delay(random)) + " " + command);
+    REQUIRE(killed.status == 137);
+  }
+  // Rerun until it finishes: each run resumes from the last checkpoint.
+  testing::CommandResult finished;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    finished = testing::run_command(command);
+    if (finished.status == 0) break;
+  }
+  REQUIRE(finished.status == 0);
+  CHECK_THAT(finished.output, Catch::Contains("resuming from checkpoint"));
+  CHECK_THAT(finished.output, Catch::Contains("row by row or batch by batch?"));
+  CHECK(table.rows() == expected);
+}

@@ -1,0 +1,266 @@
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <thread>
+
+#include "connectors/datagen.hpp"
+#include "connectors/mysql_sink.hpp"
+#include "engine/error.hpp"
+#include "engine/executor.hpp"
+#include "tests/mysql_support.hpp"
+#include "tests/support.hpp"
+#include "tests/test_sources.hpp"
+
+using namespace sluice;
+using namespace std::chrono_literals;
+using testing::TestTable;
+
+namespace {
+
+const Schema kAccounts = Schema::parse("id BIGINT, balance BIGINT, PRIMARY KEY (id)");
+constexpr char kAccountsTable[] = "id BIGINT PRIMARY KEY, balance BIGINT";
+
+using TextRows = std::vector<std::vector<std::optional<std::string>>>;
+
+Row change(RowKind kind, int64_t id) { return Row(kind, {id, Value()}); }
+Row change(RowKind kind, int64_t id, int64_t balance) { return Row(kind, {id, balance}); }
+
+struct SinkRun {
+  JobResult result;
+  uint64_t counter(const std::string& name) const { return result.metrics.counter("mysql." + name); }
+};
+
+SinkRun run_into(TestTable& table, std::vector<Row> rows, size_t max_rows,
+                 RuntimeOptions runtime = {}, std::chrono::milliseconds idle = 0ms,
+                 const Schema& schema = kAccounts) {
+  MySqlSinkOptions options;
+  options.url = testing::test_mysql_url();
+  options.table = table.name();
+  options.max_rows = max_rows;
+  JobGraph graph("mysql-test");
+  graph.source("rows", testing::rows_source(schema, ChangelogMode::all(), std::move(rows), idle))
+      .sink("mysql", mysql_sink(options, schema));
+  if (runtime.checkpoint_interval.count() == 0) runtime.flush_interval = 0ms;
+  testing::TempDir state;
+  runtime.checkpoint_dir = state.path();
+  return {Executor(runtime).run(graph)};
+}
+
+uint64_t all_flushes(const SinkRun& run) {
+  return run.counter("flushes.max-rows") + run.counter("flushes.signal") +
+         run.counter("flushes.barrier") + run.counter("flushes.close");
+}
+
+}  // namespace
+
+TEST_CASE("seed A: insert, delete, insert, update of one key flush as one upsert", "[mysql]") {
+  TestTable table("seed_a", kAccountsTable);
+  const SinkRun run = run_into(table,
+                               {change(RowKind::kInsert, 1001, 80), change(RowKind::kDelete, 1001),
+                                change(RowKind::kInsert, 1001, 100), change(RowKind::kUpdateAfter, 1001, 120)},
+                               0);
+  REQUIRE(run.result.finished());
+  CHECK(table.rows() == TextRows{{"1001", "120"}});
+  CHECK(all_flushes(run) == 1);
+  CHECK(run.counter("keys") == 1);
+  CHECK(run.counter("upserts") == 1);
+  CHECK(run.counter("deletes") == 0);
+  CHECK(run.counter("statements") == 1);
+}
+
+TEST_CASE("seed B: four records reach max-rows and flush two keys in one transaction", "[mysql]") {
+  TestTable table("seed_b", kAccountsTable);
+  const SinkRun run = run_into(table,
+                               {change(RowKind::kInsert, 1001, 80), change(RowKind::kUpdateAfter, 1001, 100),
+                                change(RowKind::kInsert, 1002, 50), change(RowKind::kDelete, 1002)},
+                               4);
+  REQUIRE(run.result.finished());
+  CHECK(table.rows() == TextRows{{"1001", "100"}});
+  CHECK(run.counter("flushes.max-rows") == 1);
+  CHECK(all_flushes(run) == 1);
+  CHECK(run.result.metrics.records_in("mysql") == 4);
+  CHECK(run.counter("keys") == 2);
+  CHECK(run.counter("upserts") == 1);
+  CHECK(run.counter("deletes") == 1);
+  CHECK(run.counter("transactions") == 1);
+}
+
+TEST_CASE("each flush trigger alone causes a flush", "[mysql]") {
+  const std::vector<Row> three = {change(RowKind::kInsert, 1, 10), change(RowKind::kInsert, 2, 20),
+                                  change(RowKind::kInsert, 3, 30)};
+  const TextRows expected = {{"1", "10"}, {"2", "20"}, {"3", "30"}};
+
+  SECTION("max-rows") {
+    TestTable table("trigger_rows", kAccountsTable);
+    const SinkRun run = run_into(table, three, 3);
+    CHECK(run.counter("flushes.max-rows") == 1);
+    CHECK(all_flushes(run) == 1);
+    CHECK(table.rows() == expected);
+  }
+  SECTION("FlushSignal while the source is idle") {
+    TestTable table("trigger_signal", kAccountsTable);
+    RuntimeOptions runtime;
+    runtime.flush_interval = 50ms;
+    MySqlSinkOptions options;
+    options.url = testing::test_mysql_url();
+    options.table = table.name();
+    options.max_rows = 0;
+    JobGraph graph("signal");
+    graph.source("rows", testing::rows_source(kAccounts, ChangelogMode::all(), three, 1500ms))
+        .sink("mysql", mysql_sink(options, kAccounts));
+    Executor executor(runtime);
+    std::thread job([&] { CHECK(executor.run(graph).finished()); });
+    // The rows show up while the source is still idle, long before its end.
+    TextRows seen;
+    for (int i = 0; i < 100 && seen != expected; ++i) {
+      std::this_thread::sleep_for(10ms);
+      seen = table.rows();
+    }
+    const JobMetrics during = executor.metrics();
+    job.join();
+    CHECK(seen == expected);
+    CHECK(during.counter("mysql.flushes.signal") >= 1);
+    CHECK(during.counter("mysql.flushes.close") == 0);
+  }
+  SECTION("checkpoint barrier") {
+    TestTable table("trigger_barrier", kAccountsTable);
+    RuntimeOptions runtime;
+    runtime.flush_interval = 0ms;
+    runtime.checkpoint_interval = 100ms;
+    const SinkRun run = run_into(table, three, 0, runtime, 500ms);
+    CHECK(run.counter("flushes.barrier") == 1);
+    CHECK(all_flushes(run) == 1);
+    CHECK(table.rows() == expected);
+  }
+  SECTION("close") {
+    TestTable table("trigger_close", kAccountsTable);
+    const SinkRun run = run_into(table, three, 0);
+    CHECK(run.counter("flushes.close") == 1);
+    CHECK(all_flushes(run) == 1);
+    CHECK(table.rows() == expected);
+  }
+}
+
+TEST_CASE("replaying a changelog leaves the same table and deleting a missing key is harmless",
+          "[mysql]") {
+  TestTable table("replay", kAccountsTable);
+  const std::vector<Row> changes = {change(RowKind::kInsert, 1, 10), change(RowKind::kInsert, 2, 20),
+                                    change(RowKind::kUpdateBefore, 1, 10), change(RowKind::kUpdateAfter, 1, 11),
+                                    change(RowKind::kDelete, 2), change(RowKind::kDelete, 99)};
+  REQUIRE(run_into(table, changes, 2).result.finished());
+  const TextRows once = table.rows();
+  CHECK(once == TextRows{{"1", "11"}});
+  REQUIRE(run_into(table, changes, 2).result.finished());
+  CHECK(table.rows() == once);
+}
+
+TEST_CASE("values round-trip exactly through the sink", "[mysql]") {
+  const Schema schema = Schema::parse(
+      "id BIGINT, amount DECIMAL(30,10), note STRING, score DOUBLE, ok BOOLEAN, at TIMESTAMP, "
+      "PRIMARY KEY (id)");
+  TestTable table("values",
+                  "id BIGINT PRIMARY KEY, amount DECIMAL(30,10), note MEDIUMTEXT, score DOUBLE, "
+                  "ok BOOLEAN, at DATETIME(6)");
+  const std::string long_text(100'000, 'x');
+  const std::vector<Row> rows = {
+      Row(RowKind::kInsert, {1, Decimal::parse("12345678901234567890.0123456789", 30, 10),
+                             "it's \"quoted\"", 0.1, Value::boolean(true),
+                             Timestamp::parse("2026-11-29 12:34:56.123456")}),
+      Row(RowKind::kInsert, {2, Decimal::parse("-0.0000000001", 30, 10), "back\\slash ünïcødé 🚀",
+                             -1.5e300, Value::boolean(false), Timestamp::parse("1970-01-01 00:00:00")}),
+      Row(RowKind::kInsert, {3, Value(), Value(), Value(), Value(), Value()}),
+      Row(RowKind::kInsert, {4, Decimal(0, 10), long_text, 0.0, Value::boolean(true), Value()}),
+  };
+  const SinkRun run = run_into(table, rows, 2, {}, 0ms, schema);
+  INFO(run.result.error);
+  REQUIRE(run.result.finished());
+  const TextRows stored = table.rows();
+  REQUIRE(stored.size() == rows.size());
+  for (size_t r = 0; r < rows.size(); ++r) {
+    for (size_t c = 0; c < schema.size(); ++c) {
+      INFO("row " << r << " column " << schema.column(c).name);
+      const Value back = stored[r][c] ? parse_value(*stored[r][c], schema.column(c).type) : Value();
+      CHECK(back == rows[r].fields[c]);
+    }
+  }
+}
+
+TEST_CASE("a table that does not fit fails before anything is written", "[mysql]") {
+  const std::vector<Row> one = {change(RowKind::kInsert, 1, 10)};
+  SECTION("no key matching the sink key") {
+    TestTable table("wrong_key", "id BIGINT, balance BIGINT, UNIQUE KEY (balance)");
+    const SinkRun run = run_into(table, one, 0);
+    CHECK(run.result.status == JobResult::Status::kFailed);
+    CHECK_THAT(run.result.error, Catch::Contains("has no PRIMARY KEY or UNIQUE KEY on exactly (id)") &&
+                                     Catch::Contains("its keys: (balance)"));
+    CHECK(table.rows().empty());
+  }
+  SECTION("a missing column") {
+    TestTable table("missing_column", "id BIGINT PRIMARY KEY, amount BIGINT");
+    const SinkRun run = run_into(table, one, 0);
+    CHECK_THAT(run.result.error, Catch::Contains("has no column 'balance'") &&
+                                     Catch::Contains("its columns are id, amount"));
+    CHECK(table.rows().empty());
+  }
+  SECTION("a missing table") {
+    TestTable table("present", kAccountsTable);
+    MySqlSinkOptions options;
+    options.url = testing::test_mysql_url();
+    options.table = "no_such_table";
+    JobGraph graph("missing");
+    graph.source("rows", testing::rows_source(kAccounts, ChangelogMode::all(), one))
+        .sink("mysql", mysql_sink(options, kAccounts));
+    const JobResult result = Executor().run(graph);
+    CHECK(result.status == JobResult::Status::kFailed);
+    CHECK_THAT(result.error, Catch::Contains("table 'no_such_table' does not exist"));
+  }
+  SECTION("a wrong password") {
+    TestTable table("password", kAccountsTable);
+    MySqlSinkOptions options;
+    options.url = testing::test_mysql_url();
+    options.url.password = "wrong";
+    options.table = table.name();
+    JobGraph graph("password");
+    graph.source("rows", testing::rows_source(kAccounts, ChangelogMode::all(), one))
+        .sink("mysql", mysql_sink(options, kAccounts));
+    const JobResult result = Executor().run(graph);
+    CHECK(result.status == JobResult::Status::kFailed);
+    CHECK_THAT(result.error, Catch::Contains("Access denied") && Catch::Contains(":***@") &&
+                                 !Catch::Contains("wrong"));
+    CHECK(table.rows().empty());
+  }
+}
+
+TEST_CASE("updates or deletes into a sink without a key are refused before running", "[mysql]") {
+  MySqlSinkOptions options;
+  options.url = MySqlUrl::parse("mysql://u:p@localhost/db");
+  options.table = "t";
+  const Schema keyless = Schema::parse("id BIGINT, balance BIGINT");
+  JobGraph graph("keyless");
+  graph.source("rows", testing::rows_source(keyless, ChangelogMode::all(), {}))
+      .sink("mysql", mysql_sink(options, keyless));
+  CHECK_THROWS_WITH(graph.check(), Catch::Contains("declare a primary key for the sink when the "
+                                                   "input contains update/delete"));
+}
+
+TEST_CASE("the URL hides its password and takes it from the environment", "[mysql]") {
+  const MySqlUrl url = MySqlUrl::parse("mysql://app:s3cr%40t@db.example:3307/shop");
+  CHECK(url.user == "app");
+  CHECK(url.password == "s3cr@t");
+  CHECK(url.port == 3307);
+  CHECK(url.to_string() == "mysql://app:***@db.example:3307/shop");
+  const MySqlUrl socket = MySqlUrl::parse("mysql://app@/shop?socket=/run/mysqld.sock");
+  CHECK(socket.socket == "/run/mysqld.sock");
+  CHECK(socket.host.empty());
+  const char* saved = std::getenv("SLUICE_MYSQL_PASSWORD");
+  const std::string previous = saved ? saved : "";
+  setenv("SLUICE_MYSQL_PASSWORD", "from-env", 1);
+  CHECK(MySqlUrl::parse("mysql://app@h/db").password == "from-env");
+  if (saved) {
+    setenv("SLUICE_MYSQL_PASSWORD", previous.c_str(), 1);
+  } else {
+    unsetenv("SLUICE_MYSQL_PASSWORD");
+  }
+  for (const char* bad : {"postgres://a@h/db", "mysql://h/db", "mysql://a@h", "mysql://a@h:99999/db"}) {
+    CHECK_THROWS_AS(MySqlUrl::parse(bad), ConfigError);
+  }
+}
