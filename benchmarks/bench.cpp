@@ -19,7 +19,7 @@ namespace {
 
 std::vector<Benchmark> all_benchmarks() {
   return {pipeline_benchmark(), checkpoint_benchmark(), mysql_upsert_benchmark(),
-          mysql_hotkey_benchmark()};
+          mysql_hotkey_benchmark(), mysql_xa_benchmark()};
 }
 
 double median_of(std::vector<double> values) {

@@ -59,17 +59,25 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-BenchSample sink_run(const DatagenOptions& gen, size_t max_rows) {
+BenchSample sink_run(const DatagenOptions& gen, size_t max_rows,
+                     MySqlSinkOptions::Delivery delivery = MySqlSinkOptions::Delivery::kAtLeastOnce) {
   fresh_table();
   MySqlSinkOptions options;
   options.url = bench_url();
   options.table = kTable;
   options.max_rows = max_rows;
+  options.delivery = delivery;
   JobGraph graph("mysql-bench");
   graph.source("datagen", datagen_source(gen)).sink("mysql", mysql_sink(options, kOrders));
   RuntimeOptions runtime;
   runtime.flush_interval = std::chrono::milliseconds(0);
+  const auto state = std::filesystem::temp_directory_path() / ("sluice-xa-bench-" + std::to_string(::getpid()));
+  if (delivery == MySqlSinkOptions::Delivery::kExactlyOnce) {
+    runtime.checkpoint_interval = std::chrono::seconds(1);
+    runtime.checkpoint_dir = state;
+  }
   const JobResult result = Executor(runtime).run(graph);
+  std::filesystem::remove_all(state);
   if (!result.finished()) throw std::runtime_error("mysql bench run failed: " + result.error);
   const JobMetrics& m = result.metrics;
   uint64_t flushes = 0;
@@ -145,6 +153,29 @@ DatagenOptions hot_keys(uint64_t rows) {
 }
 
 }  // namespace
+
+Benchmark mysql_xa_benchmark() {
+  return {
+      .name = "mysql-xa",
+      .description = "200k changes to 10k keys (I:50,U:40,D:10), exactly-once (an XA transaction "
+                     "per 1 s checkpoint) vs at-least-once",
+      .scenarios =
+          [](const BenchSettings& settings) {
+            DatagenOptions gen = hot_keys(settings.quick ? 20'000 : 200'000);
+            gen.keys = 10'000;
+            gen.insert_weight = 50;
+            gen.update_weight = 40;
+            gen.delete_weight = 10;
+            gen.skew = DatagenOptions::Skew::kUniform;
+            return std::vector<BenchScenario>{
+                {"baseline: at-least-once", true, [=] { return sink_run(gen, 5000); }},
+                {"exactly-once", false,
+                 [=] { return sink_run(gen, 5000, MySqlSinkOptions::Delivery::kExactlyOnce); }},
+            };
+          },
+      .unavailable = no_server,
+  };
+}
 
 Benchmark mysql_upsert_benchmark() {
   return {

@@ -3,12 +3,16 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <deque>
+#include <map>
 #include <set>
 #include <thread>
 #include <unordered_map>
 
 #include "connectors/mysql_bulk_statement.hpp"
 #include "connectors/mysql_connection.hpp"
+#include "connectors/mysql_xa.hpp"
+#include "engine/fault_point.hpp"
 #include "engine/error.hpp"
 #include "engine/value_codec.hpp"
 
@@ -46,16 +50,43 @@ MySqlSinkOptions::Mode mode_of(const MySqlSinkOptions& options, const std::vecto
 enum class Trigger { kMaxRows, kSignal, kBarrier, kClose };
 constexpr const char* kTriggerNames[] = {"max-rows", "signal", "barrier", "close"};
 
+// Where each exactly-once transaction leaves a row, committed with it, so
+// that recovery can tell a committed transaction from a lost one.
+constexpr char kMarkerTable[] = "sluice_xa_commits";
+
+// A connection with the sink's statements prepared on it.
+struct Writer {
+  std::unique_ptr<MySqlConnection> connection;
+  std::unique_ptr<BulkStatement> upsert;
+  std::unique_ptr<BulkStatement> remove;
+};
+
+// An exactly-once transaction prepared at a barrier, waiting for its
+// checkpoint to complete.
+struct Prepared {
+  int64_t checkpoint = 0;
+  Xid xid;
+  uint64_t connection_id = 0;
+  std::unique_ptr<Writer> writer;  // null after a restore: another run prepared it
+};
+
 class MySqlSink final : public Sink {
  public:
   MySqlSink(MySqlSinkOptions options, Schema input, std::vector<std::string> key,
             MySqlSinkOptions::Mode mode)
-      : options_(std::move(options)), input_(std::move(input)), key_names_(std::move(key)), mode_(mode) {
+      : options_(std::move(options)),
+        input_(std::move(input)),
+        key_names_(std::move(key)),
+        mode_(mode),
+        exactly_once_(options_.delivery == MySqlSinkOptions::Delivery::kExactlyOnce) {
     for (const auto& k : key_names_) key_.push_back(input_.require(k));
     for (size_t c = 0; c < input_.size(); ++c) all_columns_.push_back(c);
   }
 
   void open(SinkContext& context) override {
+    if (exactly_once_ && !context.checkpoints_enabled()) {
+      throw ConfigError("sink.delivery=exactly-once commits at checkpoints: set checkpoint.interval above 0");
+    }
     context.register_flush_action([this] { flush(Trigger::kSignal); });
     for (int t = 0; t < 4; ++t) flushes_[t] = &context.counter(std::string("flushes.") + kTriggerNames[t]);
     keys_flushed_ = &context.counter("keys");
@@ -67,28 +98,36 @@ class MySqlSink final : public Sink {
     retries_ = &context.counter("retries");
     flush_micros_ = &context.counter("flush-micros");
     // Fail before any record if the table does not fit.
-    with_retries("connecting", [&] { connect(); });
+    with_retries("connecting", [&] { writer_ = make_writer(); });
+    if (exactly_once_) {
+      xa_prepared_ = &context.counter("xa.prepared");
+      xa_committed_ = &context.counter("xa.committed");
+      xa_recovered_ = &context.counter("xa.recovered");
+      xa_rolled_back_ = &context.counter("xa.rolled-back");
+      xids_.emplace(context.subtask().job_name, context.subtask().index);
+      transactions_state_.emplace(context.list_state("xa-prepared"));
+      buffer_state_.emplace(context.list_state("xa-buffered"));
+      last_checkpoint_ = context.restored_checkpoint().value_or(0);
+      recover();
+    }
   }
 
   void write(Row&& row) override {
     ++records_since_flush_;
-    if (mode_ == MySqlSinkOptions::Mode::kAppend) {
-      appended_.push_back(std::move(row));
-    } else if (row.kind != RowKind::kUpdateBefore) {
-      for (size_t k : key_) {
-        if (row.fields[k].is_null()) {
-          throw DataError("key column '" + input_.column(k).name + "' is NULL in " + row.to_string());
-        }
-      }
-      const bool deleted = row.kind == RowKind::kDelete;
-      std::string key = encode_key(row, key_);
-      buffer_.insert_or_assign(std::move(key), Pending{std::move(row), deleted});
-    }
+    buffer(std::move(row));
     if (options_.max_rows > 0 && records_since_flush_ >= options_.max_rows) flush(Trigger::kMaxRows);
   }
 
   void finish() override { flush(Trigger::kClose); }
-  void snapshot_state(int64_t) override { flush(Trigger::kBarrier); }
+
+  void snapshot_state(int64_t id) override {
+    flush(Trigger::kBarrier);
+    if (exactly_once_) prepare(id);
+  }
+
+  void notify_checkpoint_complete(int64_t id) override {
+    if (exactly_once_) commit_up_to(id);
+  }
 
  private:
   struct Pending {
@@ -96,11 +135,45 @@ class MySqlSink final : public Sink {
     bool deleted;
   };
 
+  // Upsert mode keeps the last change per key; append mode every row.
+  void buffer(Row&& row) {
+    if (mode_ == MySqlSinkOptions::Mode::kAppend) {
+      appended_.push_back(std::move(row));
+      return;
+    }
+    if (row.kind == RowKind::kUpdateBefore) return;
+    for (size_t k : key_) {
+      if (row.fields[k].is_null()) {
+        throw DataError("key column '" + input_.column(k).name + "' is NULL in " + row.to_string());
+      }
+    }
+    const bool deleted = row.kind == RowKind::kDelete;
+    std::string key = encode_key(row, key_);
+    buffer_.insert_or_assign(std::move(key), Pending{std::move(row), deleted});
+  }
+
   void flush(Trigger trigger) {
     records_since_flush_ = 0;
     if (buffer_.empty() && appended_.empty()) return;
+    // A prepared transaction still holds its row locks until its checkpoint
+    // completes; writing rows it locked would wait for a commit that this
+    // very thread has to make. Keep buffering until then.
+    if (exactly_once_ && !prepared_.empty()) return;
     const auto started = std::chrono::steady_clock::now();
-    with_retries("writing", [&] { write_transaction(); });
+    if (exactly_once_) {
+      // Inside the checkpoint's XA transaction: a lost connection loses the
+      // whole transaction, so it fails the job, which restarts from the
+      // last checkpoint instead of replaying this flush.
+      write_into_transaction();
+    } else {
+      with_retries("writing", [&] {
+        if (!writer_) writer_ = make_writer();
+        writer_->connection->execute("START TRANSACTION");
+        write_statements(*writer_);
+        writer_->connection->execute("COMMIT");
+        transactions_->add(1);
+      });
+    }
     flushes_[static_cast<int>(trigger)]->add(1);
     keys_flushed_->add(mode_ == MySqlSinkOptions::Mode::kAppend ? appended_.size() : buffer_.size());
     flush_micros_->add(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
@@ -116,36 +189,40 @@ class MySqlSink final : public Sink {
   void with_retries(const char* doing, F&& attempt) {
     for (int retry = 0;; ++retry) {
       try {
-        if (!connection_) connect();
         attempt();
         return;
       } catch (const MySqlError& e) {
-        drop_connection();
-        if (!e.retriable() || retry >= options_.max_retries) {
-          throw Error(std::string(doing) + " table '" + options_.table + "' at " +
-                      options_.url.to_string() + " failed" +
-                      (retry > 0 ? " after " + std::to_string(retry) + " retries" : "") + ": " +
-                      e.what());
-        }
+        writer_.reset();
+        if (!e.retriable() || retry >= options_.max_retries) throw failure(doing, e, retry);
         const auto wait = options_.retry_backoff * (1 << std::min(retry, 6));
         spdlog::warn("mysql sink {}: {}; retrying in {} ms on a new connection", options_.table,
                      e.what(), wait.count());
-        if (retries_) retries_->add(1);
+        retries_->add(1);
         std::this_thread::sleep_for(wait);
       }
     }
   }
 
-  void drop_connection() {
-    upsert_.reset();
-    delete_.reset();
-    connection_.reset();
+  Error failure(const std::string& doing, const std::exception& e, int retries = 0) const {
+    return Error(doing + " table '" + options_.table + "' at " + options_.url.to_string() +
+                 " failed" + (retries > 0 ? " after " + std::to_string(retries) + " retries" : "") +
+                 ": " + e.what());
   }
 
-  void connect() {
-    connection_ = std::make_unique<MySqlConnection>(options_.url);
-    check_table(connection_->describe_table(options_.table));
-    packet_budget_ = connection_->max_allowed_packet() / 2;
+  std::unique_ptr<Writer> make_writer() {
+    auto writer = std::make_unique<Writer>();
+    writer->connection = std::make_unique<MySqlConnection>(options_.url);
+    MySqlConnection& connection = *writer->connection;
+    if (!table_checked_) {
+      check_table(connection.describe_table(options_.table));
+      if (exactly_once_) {
+        connection.execute(std::string("CREATE TABLE IF NOT EXISTS ") + kMarkerTable +
+                           " (gtrid VARBINARY(64) NOT NULL, bqual VARBINARY(64) NOT NULL, "
+                           "PRIMARY KEY (gtrid, bqual))");
+      }
+      packet_budget_ = connection.max_allowed_packet() / 2;
+      table_checked_ = true;
+    }
     const std::string table = quote_identifier(options_.table);
     std::vector<std::string> columns, params, updates;
     std::vector<DataType> types;
@@ -157,22 +234,22 @@ class MySqlSink final : public Sink {
         updates.push_back(quote_identifier(c.name) + "=VALUES(" + quote_identifier(c.name) + ")");
       }
     }
-    std::string insert = "INSERT " + std::string(mode_ == MySqlSinkOptions::Mode::kUpsert && updates.empty() ? "IGNORE " : "") +
-                         "INTO " + table + " (" + join(columns) + ") VALUES (" + join(params) + ")";
-    if (mode_ == MySqlSinkOptions::Mode::kUpsert && !updates.empty()) {
-      insert += " ON DUPLICATE KEY UPDATE " + join(updates);
-    }
-    upsert_ = std::make_unique<BulkStatement>(*connection_, insert, types);
-    if (mode_ == MySqlSinkOptions::Mode::kUpsert) {
+    const bool upsert = mode_ == MySqlSinkOptions::Mode::kUpsert;
+    std::string insert = std::string(upsert && updates.empty() ? "INSERT IGNORE" : "INSERT") + " INTO " +
+                         table + " (" + join(columns) + ") VALUES (" + join(params) + ")";
+    if (upsert && !updates.empty()) insert += " ON DUPLICATE KEY UPDATE " + join(updates);
+    writer->upsert = std::make_unique<BulkStatement>(connection, insert, types);
+    if (upsert) {
       std::vector<std::string> conditions;
       std::vector<DataType> key_types;
       for (size_t k : key_) {
         conditions.push_back(quote_identifier(input_.column(k).name) + "=?");
         key_types.push_back(input_.column(k).type);
       }
-      delete_ = std::make_unique<BulkStatement>(
-          *connection_, "DELETE FROM " + table + " WHERE " + join(conditions, " AND "), key_types);
+      writer->remove = std::make_unique<BulkStatement>(
+          connection, "DELETE FROM " + table + " WHERE " + join(conditions, " AND "), key_types);
     }
+    return writer;
   }
 
   void check_table(const TableInfo& table) const {
@@ -197,18 +274,16 @@ class MySqlSink final : public Sink {
                       join(key_names_) + "); its keys: " + (described.empty() ? "none" : described));
   }
 
-  void write_transaction() {
+  // The buffered upserts and deletes, or appended rows, as statements.
+  void write_statements(Writer& writer) {
     std::vector<const Row*> upserts, deletes;
     if (mode_ == MySqlSinkOptions::Mode::kAppend) {
       for (const Row& row : appended_) upserts.push_back(&row);
     } else {
       for (const auto& [key, pending] : buffer_) (pending.deleted ? deletes : upserts).push_back(&pending.row);
     }
-    connection_->execute("START TRANSACTION");
-    uint64_t affected = execute_chunked(*upsert_, upserts, all_columns_);
-    if (!deletes.empty()) affected += execute_chunked(*delete_, deletes, key_);
-    connection_->execute("COMMIT");
-    transactions_->add(1);
+    uint64_t affected = execute_chunked(*writer.upsert, upserts, all_columns_);
+    if (!deletes.empty()) affected += execute_chunked(*writer.remove, deletes, key_);
     upserts_->add(upserts.size());
     deletes_->add(deletes.size());
     rows_affected_->add(affected);
@@ -220,6 +295,7 @@ class MySqlSink final : public Sink {
     uint64_t affected = 0;
     size_t begin = 0;
     while (begin < rows.size()) {
+      if (begin > 0) fault_point("mid-flush");
       size_t end = begin;
       size_t bytes = 0;
       while (end < rows.size() && end - begin < kRowsPerStatement) {
@@ -234,10 +310,160 @@ class MySqlSink final : public Sink {
     return affected;
   }
 
+  // Exactly-once below.
+
+  void write_into_transaction() {
+    try {
+      if (!open_xid_) begin_transaction();
+      write_statements(*writer_);
+    } catch (const MySqlError& e) {
+      throw failure("writing (exactly-once)", e);
+    }
+  }
+
+  void begin_transaction() {
+    if (!writer_) writer_ = make_writer();
+    MySqlConnection& connection = *writer_->connection;
+    delete_old_markers(connection);
+    const Xid xid = xids_->next(last_checkpoint_);
+    connection.execute("XA START " + xid.sql());
+    connection.execute("INSERT INTO " + std::string(kMarkerTable) + " VALUES (" + xid.sql() + ")");
+    open_xid_ = xid;
+  }
+
+  // At barrier `checkpoint`: prepares the open transaction, if any, and saves
+  // what must survive a restore: the prepared transactions, and the records
+  // still buffered because an earlier transaction was not committed yet.
+  void prepare(int64_t checkpoint) {
+    last_checkpoint_ = checkpoint;
+    // From this checkpoint on, what was committed before it is not listed.
+    if (!committed_.empty()) markers_to_delete_[checkpoint] = std::move(committed_);
+    committed_.clear();
+    if (open_xid_) {
+      try {
+        MySqlConnection& connection = *writer_->connection;
+        connection.execute("XA END " + open_xid_->sql());
+        connection.execute("XA PREPARE " + open_xid_->sql());
+      } catch (const MySqlError& e) {
+        throw failure("preparing the transaction of checkpoint " + std::to_string(checkpoint) + " in", e);
+      }
+      fault_point("after-prepare");
+      xa_prepared_->add(1);
+      const uint64_t connection_id = writer_->connection->thread_id();
+      prepared_.push_back({checkpoint, *open_xid_, connection_id, std::move(writer_)});
+      open_xid_.reset();
+    }
+    std::vector<std::string> entries;
+    for (const Prepared& p : prepared_) {
+      entries.push_back(encode_values({Value(p.checkpoint), Value(p.xid.gtrid), Value(p.xid.bqual),
+                                       Value(static_cast<int64_t>(p.connection_id))}));
+    }
+    transactions_state_->update(entries);
+    std::vector<std::string> carried;
+    const auto carry = [&](const Row& row) {
+      std::vector<Value> values = row.fields;
+      values.emplace_back(static_cast<int64_t>(row.kind));
+      carried.push_back(encode_values(values));
+    };
+    for (const auto& [key, pending] : buffer_) carry(pending.row);
+    for (const Row& row : appended_) carry(row);
+    buffer_state_->update(carried);
+  }
+
+  // Completion of checkpoint n commits every transaction prepared up to n,
+  // including those of aborted checkpoints before it, oldest first.
+  void commit_up_to(int64_t checkpoint) {
+    while (!prepared_.empty() && prepared_.front().checkpoint <= checkpoint) {
+      Prepared& p = prepared_.front();
+      fault_point("before-commit");
+      try {
+        p.writer->connection->execute("XA COMMIT " + p.xid.sql());
+      } catch (const MySqlError& e) {
+        if (!e.retriable()) throw failure("committing " + p.xid.to_string() + " in", e);
+        // Its connection died after the prepare: commit from another one.
+        MySqlConnection other(options_.url);
+        commit_elsewhere(other, p);
+        p.writer.reset();
+      }
+      fault_point("after-commit");
+      xa_committed_->add(1);
+      transactions_->add(1);
+      committed_.push_back(p.xid);
+      if (!writer_ && p.writer) writer_ = std::move(p.writer);  // reuse the connection
+      prepared_.pop_front();
+    }
+    last_completed_ = checkpoint;
+  }
+
+  // A committed transaction's marker is needed as long as a checkpoint that
+  // recovery may restore lists the transaction: until a checkpoint taken
+  // after the commit completes. Then it goes, before the next XA START.
+  void delete_old_markers(MySqlConnection& connection) {
+    for (auto it = markers_to_delete_.begin();
+         it != markers_to_delete_.end() && it->first <= last_completed_;) {
+      for (const Xid& xid : it->second) {
+        // A point lookup: a scan would wait on the markers of prepared transactions.
+        connection.execute("DELETE FROM " + std::string(kMarkerTable) + " WHERE " + xid.where());
+      }
+      it = markers_to_delete_.erase(it);
+    }
+  }
+
+  // Commits a transaction prepared by a connection that is gone, and checks
+  // that it did commit: right after the owner disconnects, XA COMMIT from
+  // elsewhere may report OK without committing.
+  void commit_elsewhere(MySqlConnection& connection, const Prepared& p) {
+    wait_until_disconnected(connection, p.connection_id);
+    const auto prepared = xa_recover(connection);
+    if (std::find(prepared.begin(), prepared.end(), p.xid) != prepared.end()) {
+      connection.execute("XA COMMIT " + p.xid.sql());
+    }
+    // Not (or no longer) prepared: it must have committed, leaving its marker.
+    const auto found = connection.query("SELECT COUNT(*) FROM " + std::string(kMarkerTable) +
+                                        " WHERE " + p.xid.where());
+    if (found.at(0).at(0) != "1") {
+      throw Error("exactly-once: transaction " + p.xid.to_string() + " of checkpoint " +
+                  std::to_string(p.checkpoint) + " is neither prepared nor committed on " +
+                  options_.url.to_string() + ": its writes are lost");
+    }
+    committed_.push_back(p.xid);
+  }
+
+  // After a restart: commit what the restored checkpoint lists, roll back
+  // this subtask's other prepared transactions, of any earlier run.
+  void recover() {
+    MySqlConnection& connection = *writer_->connection;
+    std::vector<Prepared> listed;
+    for (const std::string& entry : transactions_state_->get()) {
+      const auto v = decode_values(entry);
+      listed.push_back({v.at(0).as_bigint(), {v.at(1).as_string(), v.at(2).as_string()},
+                        static_cast<uint64_t>(v.at(3).as_bigint()), nullptr});
+    }
+    for (const Prepared& p : listed) {
+      commit_elsewhere(connection, p);
+      xa_recovered_->add(1);
+    }
+    for (const Xid& xid : xa_recover(connection)) {
+      if (!xids_->owns(xid)) continue;  // another job's, or another subtask's
+      connection.execute("XA ROLLBACK " + xid.sql());
+      xa_rolled_back_->add(1);
+      spdlog::info("mysql sink {}: rolled back {} left prepared by an earlier run", options_.table,
+                   xid.to_string());
+    }
+    // Records the restored checkpoint holds that no transaction had yet.
+    for (const std::string& entry : buffer_state_->get()) {
+      std::vector<Value> values = decode_values(entry);
+      const auto kind = static_cast<RowKind>(values.back().as_bigint());
+      values.pop_back();
+      buffer(Row(kind, std::move(values)));
+    }
+  }
+
   const MySqlSinkOptions options_;
   const Schema input_;
   const std::vector<std::string> key_names_;
   const MySqlSinkOptions::Mode mode_;
+  const bool exactly_once_;
   std::vector<size_t> key_;
   std::vector<size_t> all_columns_;
 
@@ -245,10 +471,20 @@ class MySqlSink final : public Sink {
   std::vector<Row> appended_;
   size_t records_since_flush_ = 0;
 
-  std::unique_ptr<MySqlConnection> connection_;
-  std::unique_ptr<BulkStatement> upsert_;
-  std::unique_ptr<BulkStatement> delete_;
+  std::unique_ptr<Writer> writer_;
+  bool table_checked_ = false;
   uint64_t packet_budget_ = 1 << 20;
+
+  // Exactly-once.
+  std::optional<XidScheme> xids_;
+  std::optional<ListState> transactions_state_;
+  std::optional<ListState> buffer_state_;
+  std::optional<Xid> open_xid_;
+  std::deque<Prepared> prepared_;
+  std::vector<Xid> committed_;  // since the last barrier
+  std::map<int64_t, std::vector<Xid>> markers_to_delete_;  // once that checkpoint completes
+  int64_t last_checkpoint_ = 0;
+  int64_t last_completed_ = 0;
 
   Counter* flushes_[4] = {};
   Counter* keys_flushed_ = nullptr;
@@ -259,6 +495,10 @@ class MySqlSink final : public Sink {
   Counter* rows_affected_ = nullptr;
   Counter* retries_ = nullptr;
   Counter* flush_micros_ = nullptr;
+  Counter* xa_prepared_ = nullptr;
+  Counter* xa_committed_ = nullptr;
+  Counter* xa_recovered_ = nullptr;
+  Counter* xa_rolled_back_ = nullptr;
 };
 
 std::string redact_url(std::string_view url) {
@@ -286,6 +526,12 @@ std::vector<OptionSpec> mysql_sink_option_specs() {
        .doc = "upsert (last change per key) or append (insert every record)",
        .choices = {"upsert", "append"},
        .default_doc = "`upsert` with a key, else `append`"},
+      {.key = "sink.delivery",
+       .type = OptionType::kEnum,
+       .default_value = "at-least-once",
+       .doc = "at-least-once (a transaction per flush) or exactly-once (an XA transaction per "
+              "checkpoint)",
+       .choices = {"at-least-once", "exactly-once"}},
       {.key = "sink.buffer-flush.max-rows",
        .type = OptionType::kInteger,
        .default_value = "100",
@@ -305,6 +551,8 @@ MySqlSinkOptions MySqlSinkOptions::from(const Config& config) {
   if (const auto mode = config.find("sink.mode")) options.mode = *mode == "append" ? Mode::kAppend : Mode::kUpsert;
   options.max_rows = static_cast<size_t>(config.get_int("sink.buffer-flush.max-rows"));
   options.max_retries = static_cast<int>(config.get_int("sink.max-retries"));
+  options.delivery = config.get_string("sink.delivery") == "exactly-once" ? Delivery::kExactlyOnce
+                                                                          : Delivery::kAtLeastOnce;
   return options;
 }
 

@@ -23,6 +23,12 @@ struct MySqlSinkOptions {
   };
   /// Default: upsert with a key, append without.
   std::optional<Mode> mode;
+  enum class Delivery {
+    kAtLeastOnce,  ///< each flush its own transaction; replays converge (upsert mode)
+    kExactlyOnce,  ///< one XA transaction per checkpoint, committed when it completes
+  };
+  /// Default: at-least-once.
+  Delivery delivery = Delivery::kAtLeastOnce;
   /// Input records after which the buffer is flushed; 0 = never for that
   /// reason (FlushSignal, barriers and the end still flush). Default: 100.
   size_t max_rows = 100;
@@ -45,6 +51,13 @@ std::vector<OptionSpec> mysql_sink_option_specs();
 /// loses its connection or deadlocks is replayed whole on a new connection.
 /// At open the table must exist with every input column and a matching key;
 /// validate() refuses updates or deletes into a sink without a key.
+///
+/// Exactly-once: the flushes of one checkpoint go into one XA transaction,
+/// prepared at the barrier (its id kept in the sink's state), committed from
+/// the same connection when the checkpoint completes. A restored sink commits
+/// the transactions its state lists, verified by a marker row each wrote into
+/// `sluice_xa_commits`, and rolls back its other prepared transactions.
+/// Checkpoints must be on: nothing is committed without them.
 SinkDef mysql_sink(const MySqlSinkOptions& options, const Schema& input);
 
 }  // namespace sluice

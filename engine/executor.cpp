@@ -172,6 +172,25 @@ JobMetrics Executor::metrics() const {
   return attempt_ ? attempt_->metrics() : JobMetrics{};
 }
 
+std::optional<int64_t> Executor::restore_point(const RuntimeOptions& options, const std::string& job) {
+  const CheckpointStorage storage(options.checkpoint_dir, job);
+  switch (options.restore) {
+    case RuntimeOptions::Restore::kNone:
+      return std::nullopt;
+    case RuntimeOptions::Restore::kLatest:
+      return storage.resumable();
+    case RuntimeOptions::Restore::kCheckpoint: {
+      const auto ids = storage.completed();
+      if (std::find(ids.begin(), ids.end(), options.restore_checkpoint) == ids.end()) {
+        throw ConfigError("restore=" + std::to_string(options.restore_checkpoint) + ": job '" + job +
+                          "' has no such completed checkpoint under " + storage.job_dir().string());
+      }
+      return options.restore_checkpoint;
+    }
+  }
+  return std::nullopt;
+}
+
 JobResult Executor::run(const JobGraph& graph) {
   graph.check();
   cancel_requested_ = false;
@@ -179,24 +198,7 @@ JobResult Executor::run(const JobGraph& graph) {
   const CheckpointStorage storage(options_.checkpoint_dir, graph.name());
   const auto started = std::chrono::steady_clock::now();
 
-  std::optional<int64_t> restore;
-  switch (options_.restore) {
-    case RuntimeOptions::Restore::kNone:
-      break;
-    case RuntimeOptions::Restore::kLatest:
-      restore = storage.resumable();
-      break;
-    case RuntimeOptions::Restore::kCheckpoint: {
-      const auto ids = storage.completed();
-      if (std::find(ids.begin(), ids.end(), options_.restore_checkpoint) == ids.end()) {
-        throw ConfigError("restore=" + std::to_string(options_.restore_checkpoint) +
-                          ": job '" + graph.name() + "' has no such completed checkpoint under " +
-                          storage.job_dir().string());
-      }
-      restore = options_.restore_checkpoint;
-      break;
-    }
-  }
+  std::optional<int64_t> restore = restore_point(options_, graph.name());
   if (restore) {
     check_restorable(storage.read(*restore), graph, plan);
     spdlog::info("job {}: resuming from checkpoint {}", graph.name(), *restore);

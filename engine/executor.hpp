@@ -53,6 +53,10 @@ class Executor {
   /// when it returns.
   JobResult run(const JobGraph& graph);
 
+  /// The checkpoint run() would resume `job` from with `options`; nullopt for
+  /// a fresh start. Throws ConfigError for a restore id that does not exist.
+  static std::optional<int64_t> restore_point(const RuntimeOptions& options, const std::string& job);
+
   /// Asks the run in progress to stop; run() then returns kCancelled.
   void cancel();
   /// The counters of the attempt in progress (empty between runs).

@@ -51,6 +51,8 @@ class OperatorContext {
   virtual KeyedMapState keyed_map_state(const std::string& name) = 0;
   /// The checkpoint this run resumed from, if it resumed.
   virtual std::optional<int64_t> restored_checkpoint() const = 0;
+  /// Whether the job takes checkpoints (checkpoint.interval > 0).
+  virtual bool checkpoints_enabled() const = 0;
 };
 
 /// What the engine offers a sink when it opens.

@@ -122,6 +122,7 @@ class Task::Context final : public SinkContext {
   std::optional<int64_t> restored_checkpoint() const override {
     return task_.checkpointing_.restored;
   }
+  bool checkpoints_enabled() const override { return task_.checkpointing_.coordinator != nullptr; }
 
   /// The operator's state store if it holds state.
   StateStore* store_if_open() const { return store_.if_open(); }

@@ -24,8 +24,9 @@ void build(const Config& config, JobGraph& graph) {
       .parallelism(sink_parallelism);
 }
 
-void report(const Config&, const JobResult& result) {
+bool report(const Config&, const JobResult& result) {
   print_mysql_layers(result, "changelog", "mysql");
+  return true;
 }
 
 }  // namespace
@@ -51,6 +52,11 @@ void print_mysql_layers(const JobResult& result, const std::string& source, cons
   std::printf("  %-34s %12llu\n", "transactions committed", count("transactions"));
   std::printf("  %-34s %12llu\n", "rows affected (server's count)", count("rows-affected"));
   if (count("retries") > 0) std::printf("  %-34s %12llu\n", "flushes retried", count("retries"));
+  if (count("xa.prepared") + count("xa.recovered") + count("xa.rolled-back") > 0) {
+    std::printf("  %-34s %12llu prepared, %llu committed, %llu recovered, %llu rolled back\n",
+                "XA transactions", count("xa.prepared"), count("xa.committed"),
+                count("xa.recovered"), count("xa.rolled-back"));
+  }
 }
 
 JobDefinition changelog_to_mysql_job() {

@@ -143,12 +143,12 @@ int run_job(const JobArgs& args) {
     result = executor.run(graph);
   }
   print_summary(graph, result);
-  if (job.report) job.report(config, result);
+  const bool checks_passed = !job.report || job.report(config, result);
   if (result.status == JobResult::Status::kFailed) {
     spdlog::error("job {} failed: {}", graph.name(), result.error);
     return kExitFailed;
   }
-  return result.finished() ? 0 : kExitFailed;
+  return result.finished() && checks_passed ? 0 : kExitFailed;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "jobs/aggregate_job.hpp"
 #include "jobs/changelog_to_mysql_job.hpp"
 #include "jobs/example_job.hpp"
+#include "jobs/orders_exactly_once_job.hpp"
 
 namespace sluice {
 
@@ -14,8 +15,8 @@ OptionTable JobDefinition::option_table() const {
 }
 
 const std::vector<JobDefinition>& bundled_jobs() {
-  static const std::vector<JobDefinition> jobs = {changelog_to_mysql_job(), example_job(),
-                                                  aggregate_job()};
+  static const std::vector<JobDefinition> jobs = {changelog_to_mysql_job(), orders_exactly_once_job(),
+                                                  example_job(), aggregate_job()};
   return jobs;
 }
 

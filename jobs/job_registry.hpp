@@ -22,8 +22,9 @@ struct JobDefinition {
   std::map<std::string, std::string> defaults;
   /// Adds the job's operators to `graph`.
   std::function<void(const Config& config, JobGraph& graph)> build;
-  /// Optional: prints what the job has to say once it ended.
-  std::function<void(const Config& config, const JobResult& result)> report;
+  /// Optional: prints what the job has to say once it ended, and whether
+  /// its own checks passed (false makes the run exit 1).
+  std::function<bool(const Config& config, const JobResult& result)> report;
 
   /// Every key this job accepts, with its defaults; `job.name` defaults to the job's name.
   OptionTable option_table() const;

@@ -59,3 +59,17 @@ TEST_CASE("changelog-to-mysql killed at random moments and rerun ends with the f
   CHECK_THAT(finished.output, Catch::Contains("row by row or batch by batch?"));
   CHECK(table.rows() == expected);
 }
+
+TEST_CASE("orders-exactly-once commits its XA transactions and finds the table matching", "[mysql][xa]") {
+  testing::TempDir dir;
+  const std::string table = testing::unique_name("orders_xa");
+  const auto result = testing::run_command(
+      std::string(SLUICE_CLI) + " run orders-exactly-once --set sink.url=" + std::getenv("SLUICE_MYSQL_URL") +
+      " --set sink.table=" + table + " --set job.name=" + table + " --set source.rows=20000" +
+      " --set checkpoint.interval=200ms --set checkpoint.dir=" + dir.path().string());
+  MySqlConnection(testing::test_mysql_url()).execute("DROP TABLE IF EXISTS " + quote_identifier(table));
+  INFO(result.output);
+  CHECK(result.status == 0);
+  CHECK_THAT(result.output, Catch::Contains("matches the changelog's final state"));
+  CHECK_THAT(result.output, Catch::Matches("(.|\\n)*XA transactions +([0-9]+) prepared, \\2 committed(.|\\n)*"));
+}

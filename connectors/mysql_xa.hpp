@@ -1,0 +1,57 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "connectors/mysql_connection.hpp"
+
+namespace sluice {
+
+/// An XA transaction id: gtrid and bqual, at most 64 bytes each.
+struct Xid {
+  std::string gtrid;
+  std::string bqual;
+
+  /// As XA statements take it: X'…',X'…' (hex, so any byte is safe).
+  std::string sql() const;
+  /// "gtrid = X'…' AND bqual = X'…'": a condition on a table holding xids.
+  std::string where() const;
+  std::string to_string() const { return gtrid + "," + bqual; }
+  friend bool operator==(const Xid&, const Xid&) = default;
+};
+
+/// Names one sink subtask's transactions and recognises them later:
+/// gtrid "sluice|<job>|<epoch>", bqual "<subtask>|<checkpoint>|<sequence>",
+/// where the epoch is drawn afresh for every run (so a restarted job never
+/// reuses an id: XAER_DUPID) and <checkpoint> is the last checkpoint before
+/// the transaction began. A job name too long for 64 bytes is shortened
+/// with a hash.
+class XidScheme {
+ public:
+  XidScheme(const std::string& job, int subtask);
+
+  Xid next(int64_t after_checkpoint);
+  /// Whether `xid` is this job's and this subtask's, of any run.
+  bool owns(const Xid& xid) const;
+  /// Whether `xid` is of job `job`, any subtask, any run.
+  static bool of_job(const Xid& xid, const std::string& job);
+
+ private:
+  std::string prefix_;  // "sluice|<job>|"
+  std::string epoch_;
+  std::string subtask_;
+  uint64_t sequence_ = 0;
+};
+
+/// The transactions the server holds prepared (XA RECOVER).
+std::vector<Xid> xa_recover(MySqlConnection& connection);
+
+/// Waits until connection `id` is gone from information_schema.PROCESSLIST:
+/// committing a transaction from another connection while its owner is
+/// still going away may return OK without committing. Throws after `timeout`.
+void wait_until_disconnected(MySqlConnection& connection, uint64_t id,
+                             std::chrono::seconds timeout = std::chrono::seconds(60));
+
+}  // namespace sluice
