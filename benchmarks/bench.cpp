@@ -9,7 +9,10 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "benchmarks/chart.hpp"
 #include "benchmarks/checkpoint_bench.hpp"
+#include "benchmarks/latency_bench.hpp"
+#include "benchmarks/memory_bench.hpp"
 #include "benchmarks/mysql_bench.hpp"
 #include "benchmarks/pipeline_bench.hpp"
 #include "engine/error.hpp"
@@ -18,7 +21,8 @@ namespace sluice {
 namespace {
 
 std::vector<Benchmark> all_benchmarks() {
-  return {pipeline_benchmark(), checkpoint_benchmark(), mysql_upsert_benchmark(),
+  return {pipeline_benchmark(),     checkpoint_benchmark(), flush_signal_benchmark(),
+          latency_benchmark(),      memory_benchmark(),     mysql_upsert_benchmark(),
           mysql_hotkey_benchmark(), mysql_xa_benchmark()};
 }
 
@@ -58,8 +62,10 @@ std::string rate_text(double rate) {
   char buf[32];
   if (rate >= 1e6) {
     std::snprintf(buf, sizeof(buf), "%.2fM", rate / 1e6);
-  } else {
+  } else if (rate >= 1e3) {
     std::snprintf(buf, sizeof(buf), "%.1fk", rate / 1e3);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.1f", rate);
   }
   return buf;
 }
@@ -112,14 +118,14 @@ int run_benchmarks(const BenchOptions& options) {
 
     std::printf("\n%s: %s (%d runs each, records/s)\n", benchmark.name.c_str(),
                 benchmark.description.c_str(), settings.repetitions);
-    std::printf("  %-40s %10s %10s %10s", "scenario", "median", "min", "max");
+    std::printf("  %-52s %10s %10s %10s", "scenario", "median", "min", "max");
     for (const auto& base : results) {
       if (base.baseline) std::printf("  %22s", ("vs " + base.name.substr(base.name.find(':') + 2)).c_str());
     }
     std::printf("\n");
     nlohmann::json scenarios_json = nlohmann::json::array();
     for (const auto& result : results) {
-      std::printf("  %-40s %10s %10s %10s", result.name.c_str(), rate_text(result.median()).c_str(),
+      std::printf("  %-52s %10s %10s %10s", result.name.c_str(), rate_text(result.median()).c_str(),
                   rate_text(result.min()).c_str(), rate_text(result.max()).c_str());
       nlohmann::json ratios = nlohmann::json::object();
       for (const auto& base : results) {
@@ -150,11 +156,13 @@ int run_benchmarks(const BenchOptions& options) {
                                   {"scenarios", scenarios_json}});
   }
 
-  if (options.json_path) {
-    std::ofstream out(*options.json_path);
-    out << json.dump(2) << "\n";
-    if (!out) throw Error("cannot write " + *options.json_path);
-  }
+  const auto write = [](const std::string& path, const std::string& text) {
+    std::ofstream out(path);
+    out << text;
+    if (!out) throw Error("cannot write " + path);
+  };
+  if (options.json_path) write(*options.json_path, json.dump(2) + "\n");
+  if (options.chart_path) write(*options.chart_path, bench_chart_svg(json));
   return 0;
 }
 

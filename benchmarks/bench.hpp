@@ -17,6 +17,8 @@ struct BenchOptions {
   bool quick = false;
   /// Where to write the results as JSON, if anywhere.
   std::optional<std::string> json_path;
+  /// Where to draw them as an SVG chart, if anywhere.
+  std::optional<std::string> chart_path;
 };
 
 /// One timed run of a scenario.

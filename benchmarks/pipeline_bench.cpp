@@ -95,7 +95,8 @@ BenchSample two_thread_spsc(uint64_t rows) {
 
 enum class Shape { kChained, kOneBoundary, kKeyedParallel };
 
-BenchSample engine_pipeline(uint64_t rows, Shape shape) {
+BenchSample engine_pipeline(uint64_t rows, Shape shape,
+                            std::chrono::milliseconds flush_interval = std::chrono::milliseconds(0)) {
   JobGraph graph("pipeline");
   const int parallelism = shape == Shape::kKeyedParallel ? 2 : 1;
   Stream generated = graph.source("datagen", datagen_source(rows_of_two_bigints(rows)))
@@ -109,13 +110,36 @@ BenchSample engine_pipeline(uint64_t rows, Shape shape) {
                         .parallelism(parallelism);
   if (shape == Shape::kOneBoundary) sink.disable_chaining();
   RuntimeOptions options;
-  options.flush_interval = std::chrono::milliseconds(0);
+  options.flush_interval = flush_interval;
   const JobResult result = Executor(options).run(graph);
   if (!result.finished()) throw std::runtime_error("pipeline run failed: " + result.error);
-  return {rows, std::chrono::duration<double>(result.duration).count()};
+  BenchSample sample{rows, std::chrono::duration<double>(result.duration).count(), {}};
+  if (flush_interval.count() > 0) {
+    uint64_t emitted = 0;
+    for (const auto& task : result.metrics.tasks) emitted += task.flush_emitted;
+    sample.extras["flush signals per run"] = static_cast<double>(emitted);
+  }
+  return sample;
 }
 
 }  // namespace
+
+Benchmark flush_signal_benchmark() {
+  return {
+      .name = "flush-signal",
+      .description = "the unchained pipeline with FlushSignals every 10 ms against none",
+      .scenarios =
+          [](const BenchSettings& settings) {
+            const uint64_t rows = settings.quick ? 500'000 : 5'000'000;
+            return std::vector<BenchScenario>{
+                {"baseline: engine.flush.interval=0", true,
+                 [=] { return engine_pipeline(rows, Shape::kOneBoundary); }},
+                {"engine.flush.interval=10ms", false,
+                 [=] { return engine_pipeline(rows, Shape::kOneBoundary, std::chrono::milliseconds(10)); }},
+            };
+          },
+  };
+}
 
 Benchmark pipeline_benchmark() {
   return {

@@ -10,4 +10,8 @@ namespace sluice {
 /// pipeline that move the same rows.
 Benchmark pipeline_benchmark();
 
+/// `flush-signal`: the pipeline across one thread boundary with FlushSignals
+/// every 10 ms against none.
+Benchmark flush_signal_benchmark();
+
 }  // namespace sluice

@@ -540,6 +540,11 @@ std::vector<OptionSpec> mysql_sink_option_specs() {
        .type = OptionType::kInteger,
        .default_value = "3",
        .doc = "retries of a flush after a lost connection or a deadlock"},
+      {.key = "sink.parallelism",
+       .type = OptionType::kInteger,
+       .doc = "subtasks of the sink; its input is hash-partitioned by the key",
+       .min = 1,
+       .default_doc = "`parallelism`"},
   };
 }
 
@@ -553,6 +558,8 @@ MySqlSinkOptions MySqlSinkOptions::from(const Config& config) {
   options.max_retries = static_cast<int>(config.get_int("sink.max-retries"));
   options.delivery = config.get_string("sink.delivery") == "exactly-once" ? Delivery::kExactlyOnce
                                                                           : Delivery::kAtLeastOnce;
+  options.parallelism = static_cast<int>(config.get_int(config.find("sink.parallelism") ? "sink.parallelism"
+                                                                                         : "parallelism"));
   return options;
 }
 
@@ -578,6 +585,16 @@ SinkDef mysql_sink(const MySqlSinkOptions& options, const Schema& input) {
     return problems;
   };
   return def;
+}
+
+}  // namespace sluice
+
+namespace sluice {
+
+SinkHandle add_mysql_sink(Stream input, const std::string& name, const MySqlSinkOptions& options) {
+  SinkHandle sink = input.sink(name, mysql_sink(options, input.type().schema));
+  sink.parallelism(options.parallelism);
+  return sink;
 }
 
 }  // namespace sluice

@@ -36,6 +36,9 @@ struct MySqlSinkOptions {
   int max_retries = 3;
   /// First wait before a retry, doubling each time. Default: 100ms.
   std::chrono::milliseconds retry_backoff{100};
+  /// Subtasks writing; with more than one, the engine hash-partitions the
+  /// input by the key. Default: 1.
+  int parallelism = 1;
 
   /// Reads the `sink.*` keys of mysql_sink_option_specs().
   static MySqlSinkOptions from(const Config& config);
@@ -59,5 +62,8 @@ std::vector<OptionSpec> mysql_sink_option_specs();
 /// `sluice_xa_commits`, and rolls back its other prepared transactions.
 /// Checkpoints must be on: nothing is committed without them.
 SinkDef mysql_sink(const MySqlSinkOptions& options, const Schema& input);
+
+/// Adds the sink after `input`, with the options' parallelism.
+SinkHandle add_mysql_sink(Stream input, const std::string& name, const MySqlSinkOptions& options);
 
 }  // namespace sluice

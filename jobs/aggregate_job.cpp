@@ -7,6 +7,7 @@
 #include "connectors/changelog_file.hpp"
 #include "connectors/datagen.hpp"
 #include "engine/error.hpp"
+#include "jobs/flink_sql.hpp"
 #include "transforms/keyed_aggregate.hpp"
 
 namespace sluice {
@@ -38,6 +39,18 @@ void build(const Config& config, JobGraph& graph) {
       .sink("print", print_sink());
 }
 
+std::string as_flink_sql(const Config& config, const JobGraph& graph) {
+  const NodeDef& source = graph.nodes().front();
+  const bool datagen = config.get_string("source.kind") == "datagen";
+  const std::string key = config.get_string("aggregate.key");
+  const std::string value = config.get_string("aggregate.value");
+  return (datagen ? flink_sql::datagen_table(source.name, DatagenOptions::from(config, kOrders))
+                  : flink_sql::file_table(source.name, source.output.schema, config)) +
+         "\n" + flink_sql::create_table("print", graph.nodes()[1].output.schema, {{"connector", "print"}}) +
+         "\nINSERT INTO `print`\nSELECT `" + key + "`, COUNT(*) AS `count`, SUM(`" + value + "`) AS `sum`\nFROM `" +
+         source.name + "` GROUP BY `" + key + "`;\n";
+}
+
 }  // namespace
 
 JobDefinition aggregate_job() {
@@ -58,7 +71,8 @@ JobDefinition aggregate_job() {
           .defaults = {{"source.rows", "100000"},
                        {"source.keys", "10000"},
                        {"source.mix", "I:60,U:30,D:10"}},
-          .build = build};
+          .build = build,
+          .flink_sql = as_flink_sql};
 }
 
 }  // namespace sluice

@@ -8,6 +8,7 @@
 #include "connectors/changelog_file.hpp"
 #include "connectors/mysql_connection.hpp"
 #include "connectors/mysql_sink.hpp"
+#include "jobs/flink_sql.hpp"
 
 namespace sluice {
 namespace {
@@ -16,12 +17,15 @@ void build(const Config& config, JobGraph& graph) {
   MySqlSinkOptions sink = MySqlSinkOptions::from(config);
   Schema schema = MySqlConnection(sink.url).describe_table(sink.table).schema();
   if (!sink.key.empty()) schema = Schema(schema.columns(), sink.key);
-  const int sink_parallelism = config.find("sink.parallelism")
-                                   ? static_cast<int>(config.get_int("sink.parallelism"))
-                                   : static_cast<int>(config.get_int("parallelism"));
-  graph.source("changelog", changelog_file_source(ChangelogFileOptions::from(config, schema)))
-      .sink("mysql", mysql_sink(sink, schema))
-      .parallelism(sink_parallelism);
+  add_mysql_sink(graph.source("changelog", changelog_file_source(ChangelogFileOptions::from(config, schema))),
+                 "mysql", sink);
+}
+
+std::string as_flink_sql(const Config& config, const JobGraph& graph) {
+  const Schema& schema = graph.nodes().front().output.schema;
+  const std::string table = config.get_string("sink.table");
+  return flink_sql::file_table("changelog", schema, config) + "\n" +
+         flink_sql::jdbc_table(table, schema, config) + "\n" + flink_sql::insert(table, "changelog", schema);
 }
 
 bool report(const Config&, const JobResult& result) {
@@ -48,6 +52,11 @@ void print_mysql_layers(const JobResult& result, const std::string& source, cons
               count("flushes.signal"), count("flushes.barrier"), count("flushes.close"));
   std::printf("  %-34s %12llu  (%llu upserts, %llu deletes)\n", "distinct keys flushed", count("keys"),
               count("upserts"), count("deletes"));
+  if (flushes > 0) {
+    std::printf("  %-34s %12.0f input records -> %.0f distinct keys -> %.1f statements\n", "per flush, on average",
+                static_cast<double>(m.records_in(sink)) / flushes, static_cast<double>(count("keys")) / flushes,
+                static_cast<double>(count("statements")) / flushes);
+  }
   std::printf("  %-34s %12llu\n", "statements executed", count("statements"));
   std::printf("  %-34s %12llu\n", "transactions committed", count("transactions"));
   std::printf("  %-34s %12llu\n", "rows affected (server's count)", count("rows-affected"));
@@ -63,16 +72,12 @@ JobDefinition changelog_to_mysql_job() {
   std::vector<OptionSpec> options = changelog_file_option_specs();
   const auto sink = mysql_sink_option_specs();
   options.insert(options.end(), sink.begin(), sink.end());
-  options.push_back({.key = "sink.parallelism",
-                     .type = OptionType::kInteger,
-                     .doc = "subtasks of the sink; its input is hash-partitioned by the key",
-                     .min = 1,
-                     .default_doc = "`parallelism`"});
   return {.name = "changelog-to-mysql",
           .summary = "a changelog file (CSV or Debezium JSON) upserted into a MySQL table",
           .options = options,
           .build = build,
-          .report = report};
+          .report = report,
+          .flink_sql = as_flink_sql};
 }
 
 }  // namespace sluice

@@ -6,6 +6,8 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <cstdio>
+#include <fstream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -15,7 +17,11 @@
 #include "engine/error.hpp"
 #include "engine/executor.hpp"
 #include "engine/physical_plan.hpp"
+#include "jobs/flink_sql.hpp"
 #include "jobs/job_registry.hpp"
+#include "jobs/metrics_export.hpp"
+#include "jobs/metrics_server.hpp"
+#include "jobs/progress.hpp"
 
 namespace sluice {
 namespace {
@@ -63,11 +69,17 @@ void print_options(const Config& config) {
   }
 }
 
-int describe_job(const JobArgs& args, bool dot) {
+int describe_job(const JobArgs& args, bool dot, const std::string& as) {
   const JobDefinition& job = find_job(args.job);
   const Config config = job_config(args);
   JobGraph graph(config.get_string("job.name"));
   build_graph(job, config, graph);
+  if (as == "flink-sql") {
+    if (!job.flink_sql) throw ConfigError("job '" + job.name + "' has no Flink SQL translation");
+    std::printf("-- %s: %s\n%s\n%s", job.name.c_str(), job.summary.c_str(),
+                flink_sql::settings(config).c_str(), job.flink_sql(config, graph).c_str());
+    return 0;
+  }
   const PhysicalPlan plan = build_plan(graph, RuntimeOptions::from(config));
   if (dot) {
     std::fputs(plan.dot(graph).c_str(), stdout);
@@ -78,25 +90,6 @@ int describe_job(const JobArgs& args, bool dot) {
   std::puts("");
   print_options(config);
   return 0;
-}
-
-void print_summary(const JobGraph& graph, const JobResult& result) {
-  const double seconds = std::chrono::duration<double>(result.duration).count();
-  std::printf("\n%-24s %10s %14s %14s\n", "operator", "subtasks", "records in", "records out");
-  for (const auto& node : graph.nodes()) {
-    int subtasks = 0;
-    for (const auto& task : result.metrics.tasks) {
-      for (const auto& op : task.operators) subtasks += op.name == node.name;
-    }
-    std::printf("%-24s %10d %14llu %14llu\n", node.name.c_str(), subtasks,
-                static_cast<unsigned long long>(result.metrics.records_in(node.name)),
-                static_cast<unsigned long long>(result.metrics.records_out(node.name)));
-  }
-  std::printf("\n%s in %.2f s\n",
-              result.finished()                                  ? "finished"
-              : result.status == JobResult::Status::kCancelled ? "cancelled"
-                                                                 : "failed",
-              seconds);
 }
 
 // Cancels `executor` on SIGINT or SIGTERM while a job runs. Construct it
@@ -131,18 +124,34 @@ class CancelOnSignal {
   std::thread thread_;
 };
 
-int run_job(const JobArgs& args) {
+int run_job(const JobArgs& args, const std::optional<std::string>& metrics_file) {
   const JobDefinition& job = find_job(args.job);
   const Config config = job_config(args);
-  JobGraph graph(config.get_string("job.name"));
+  const RuntimeOptions options = RuntimeOptions::from(config);
+  const std::string name = config.get_string("job.name");
+  if (job.prepare) job.prepare(config, name, Executor::restore_point(options, name).has_value());
+  JobGraph graph(name);
   build_graph(job, config, graph);
-  Executor executor(RuntimeOptions::from(config));
+  Executor executor(options);
   JobResult result;
   {
+    std::unique_ptr<MetricsServer> server;
+    if (const int64_t port = config.get_int("metrics.port"); port > 0) {
+      server = std::make_unique<MetricsServer>(static_cast<unsigned short>(port), [&] {
+        return prometheus_text(graph.name(), executor.metrics());
+      });
+      spdlog::info("metrics at http://127.0.0.1:{}/metrics", server->port());
+    }
     CancelOnSignal cancel_on_signal(executor);
+    ProgressLine progress(executor, graph);
     result = executor.run(graph);
   }
   print_summary(graph, result);
+  if (metrics_file) {
+    std::ofstream out(*metrics_file);
+    out << metrics_json(graph, result).dump(2) << "\n";
+    if (!out) spdlog::error("cannot write --metrics-file {}", *metrics_file);
+  }
   const bool checks_passed = !job.report || job.report(config, result);
   if (result.status == JobResult::Status::kFailed) {
     spdlog::error("job {} failed: {}", graph.name(), result.error);
@@ -165,15 +174,21 @@ int run_cli(int argc, char** argv) {
   CLI::App* describe = app.add_subcommand("describe", "show a job's graph and options");
   add_job_args(describe, describe_args);
   describe->add_flag("--dot", dot, "print the graph in Graphviz dot");
+  std::string describe_as;
+  describe->add_option("--as", describe_as, "print the job in another form: flink-sql")
+      ->check(CLI::IsMember({"flink-sql"}));
   CLI::App* options = app.add_subcommand("options", "list every option as a Markdown table");
   JobArgs run_args;
+  std::optional<std::string> metrics_file;
   CLI::App* run = app.add_subcommand("run", "run a bundled job");
   add_job_args(run, run_args);
+  run->add_option("--metrics-file", metrics_file, "write the final metrics as JSON to this file");
   BenchOptions bench_options;
   CLI::App* bench = app.add_subcommand("bench", "run benchmarks with same-run baselines");
   bench->add_option("NAME", bench_options.names, "benchmarks to run (default: all)");
   bench->add_flag("--quick", bench_options.quick, "fewer rows and repetitions, for a smoke run");
   bench->add_option("--json", bench_options.json_path, "also write the results as JSON");
+  bench->add_option("--chart", bench_options.chart_path, "also draw them as an SVG chart");
 
   try {
     app.parse(argc, argv);
@@ -187,8 +202,8 @@ int run_cli(int argc, char** argv) {
       std::fputs(all_options().markdown().c_str(), stdout);
       return 0;
     }
-    if (describe->parsed()) return describe_job(describe_args, dot);
-    if (run->parsed()) return run_job(run_args);
+    if (describe->parsed()) return describe_job(describe_args, dot, describe_as);
+    if (run->parsed()) return run_job(run_args, metrics_file);
     if (bench->parsed()) return run_benchmarks(bench_options);
   } catch (const ConfigError& e) {
     spdlog::error("{}", e.what());

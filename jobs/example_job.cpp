@@ -4,6 +4,7 @@
 
 #include "connectors/basic_sinks.hpp"
 #include "connectors/datagen.hpp"
+#include "jobs/flink_sql.hpp"
 
 namespace sluice {
 namespace {
@@ -26,6 +27,12 @@ void build(const Config& config, JobGraph& graph) {
       .sink("print", print_sink());
 }
 
+std::string as_flink_sql(const Config& config, const JobGraph&) {
+  return flink_sql::datagen_table("orders", DatagenOptions::from(config, kOrders)) + "\n" +
+         flink_sql::create_table("print", kOrders, {{"connector", "print"}}) +
+         "\nINSERT INTO `print`\nSELECT `id`, `amount` + 4.99, `status` FROM `orders` WHERE `status` = 'paid';\n";
+}
+
 }  // namespace
 
 JobDefinition example_job() {
@@ -33,7 +40,8 @@ JobDefinition example_job() {
           .summary = "generated orders, the paid ones with shipping added, printed",
           .options = datagen_option_specs(),
           .defaults = {{"source.rows", "200"}},
-          .build = build};
+          .build = build,
+          .flink_sql = as_flink_sql};
 }
 
 }  // namespace sluice

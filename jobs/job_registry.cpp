@@ -4,24 +4,41 @@
 #include "jobs/aggregate_job.hpp"
 #include "jobs/changelog_to_mysql_job.hpp"
 #include "jobs/example_job.hpp"
+#include "jobs/orders_demo_job.hpp"
 #include "jobs/orders_exactly_once_job.hpp"
 
 namespace sluice {
 
+namespace {
+
+// What `sluice run` itself reads, for every job.
+std::vector<OptionSpec> cli_option_specs() {
+  return {{.key = "metrics.port",
+           .type = OptionType::kInteger,
+           .default_value = "0",
+           .doc = "serve the job's metrics in Prometheus format on this loopback port; 0 = off"}};
+}
+
+}  // namespace
+
 OptionTable JobDefinition::option_table() const {
   auto all_defaults = defaults;
   all_defaults.emplace("job.name", name);
-  return OptionTable(engine_option_specs()).merged(options).with_defaults(all_defaults);
+  return OptionTable(engine_option_specs())
+      .merged(cli_option_specs())
+      .merged(options)
+      .with_defaults(all_defaults);
 }
 
 const std::vector<JobDefinition>& bundled_jobs() {
-  static const std::vector<JobDefinition> jobs = {changelog_to_mysql_job(), orders_exactly_once_job(),
-                                                  example_job(), aggregate_job()};
+  static const std::vector<JobDefinition> jobs = {
+      orders_demo_job(), changelog_to_mysql_job(), orders_exactly_once_job(),
+      idle_flush_job(),  aggregate_job(),          example_job()};
   return jobs;
 }
 
 OptionTable all_options() {
-  OptionTable table(engine_option_specs());
+  OptionTable table = OptionTable(engine_option_specs()).merged(cli_option_specs());
   for (const auto& job : bundled_jobs()) table = table.merged(job.options);
   return table;
 }

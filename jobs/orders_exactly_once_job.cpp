@@ -7,6 +7,7 @@
 #include "connectors/mysql_sink.hpp"
 #include "jobs/changelog_to_mysql_job.hpp"
 #include "jobs/orders.hpp"
+#include "jobs/orders_demo_job.hpp"
 
 namespace sluice {
 namespace {
@@ -14,10 +15,7 @@ namespace {
 void build(const Config& config, JobGraph& graph) {
   MySqlSinkOptions sink = MySqlSinkOptions::from(config);
   sink.delivery = MySqlSinkOptions::Delivery::kExactlyOnce;
-  const bool resuming = Executor::restore_point(RuntimeOptions::from(config), graph.name()).has_value();
-  orders::prepare_table(sink.url, sink.table, graph.name(), resuming);
-  graph.source("orders", datagen_source(orders::changelog(config)))
-      .sink("mysql", mysql_sink(sink, orders::schema()));
+  add_mysql_sink(graph.source("orders", datagen_source(orders::changelog(config))), "mysql", sink);
 }
 
 bool report(const Config& config, const JobResult& result) {
@@ -43,7 +41,9 @@ JobDefinition orders_exactly_once_job() {
           .options = options,
           .defaults = defaults,
           .build = build,
-          .report = report};
+          .prepare = prepare_orders_table,
+          .report = report,
+          .flink_sql = orders_flink_sql};
 }
 
 }  // namespace sluice

@@ -9,21 +9,35 @@ using sluice::testing::run_command;
 // A smoke run: the benchmark works end to end and reports every scenario
 // with its ratios. The numbers themselves are not checked: they depend on
 // the machine.
-TEST_CASE("sluice bench pipeline --quick reports every scenario against both baselines",
+TEST_CASE("sluice bench --quick runs every benchmark and reports it against its baselines",
           "[bench]") {
   sluice::testing::TempDir dir;
   const std::string json_path = (dir.path() / "bench.json").string();
-  const auto result = run_command(std::string(SLUICE_CLI) + " bench pipeline --quick --json " + json_path);
+  const std::string chart_path = (dir.path() / "bench.svg").string();
+  const auto result =
+      run_command(std::string(SLUICE_CLI) + " bench --quick --json " + json_path + " --chart " + chart_path);
+  INFO(result.output);
   REQUIRE(result.status == 0);
   CHECK_THAT(result.output, Catch::Contains("unchained (one thread boundary)"));
 
   std::ifstream in(json_path);
   const auto json = nlohmann::json::parse(in);
-  const auto& scenarios = json.at("benchmarks").at(0).at("scenarios");
-  REQUIRE(scenarios.size() == 5);
-  for (const auto& scenario : scenarios) {
-    CHECK(scenario.at("median_records_per_s").get<double>() > 0);
+  std::vector<std::string> names;
+  for (const auto& bench : json.at("benchmarks")) {
+    names.push_back(bench.at("name"));
+    for (const auto& scenario : bench.value("scenarios", nlohmann::json::array())) {
+      CHECK(scenario.at("median_records_per_s").get<double>() > 0);
+    }
+  }
+  CHECK(names == std::vector<std::string>{"pipeline", "checkpoint", "flush-signal", "latency", "memory",
+                                          "mysql-upsert", "mysql-hotkey", "mysql-xa"});
+  const auto& pipeline = json.at("benchmarks").at(0).at("scenarios");
+  REQUIRE(pipeline.size() == 5);
+  for (const auto& scenario : pipeline) {
     CHECK(scenario.at("ratio_to").contains("baseline: single-thread loop"));
     CHECK(scenario.at("ratio_to").contains("baseline: two-thread SPSC"));
   }
+  std::ifstream chart(chart_path);
+  const std::string svg((std::istreambuf_iterator<char>(chart)), std::istreambuf_iterator<char>());
+  CHECK_THAT(svg, Catch::StartsWith("<svg") && Catch::Contains("pipeline") && Catch::Contains("mysql-upsert"));
 }

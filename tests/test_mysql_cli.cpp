@@ -73,3 +73,44 @@ TEST_CASE("orders-exactly-once commits its XA transactions and finds the table m
   CHECK_THAT(result.output, Catch::Contains("matches the changelog's final state"));
   CHECK_THAT(result.output, Catch::Matches("(.|\\n)*XA transactions +([0-9]+) prepared, \\2 committed(.|\\n)*"));
 }
+
+TEST_CASE("orders-demo answers batch by batch and finds its table matching", "[mysql]") {
+  testing::TempDir dir;
+  const std::string table = testing::unique_name("orders_rt");
+  const auto result = testing::run_command(
+      std::string(SLUICE_CLI) + " run orders-demo --set sink.url=" + std::getenv("SLUICE_MYSQL_URL") +
+      " --set sink.table=" + table + " --set source.rows=20000 --set checkpoint.dir=" + dir.path().string());
+  MySqlConnection(testing::test_mysql_url()).execute("DROP TABLE IF EXISTS " + quote_identifier(table));
+  INFO(result.output);
+  CHECK(result.status == 0);
+  CHECK_THAT(result.output, Catch::Contains("row by row or batch by batch?") &&
+                                Catch::Contains("per flush, on average") &&
+                                Catch::Contains("matches the changelog's final state"));
+}
+
+TEST_CASE("idle-flush shows rows visible within the flush interval, and not with it off", "[mysql]") {
+  const std::string table = testing::unique_name("orders_idle");
+  const std::string command = std::string(SLUICE_CLI) + " run idle-flush --set sink.url=" +
+                              std::getenv("SLUICE_MYSQL_URL") + " --set sink.table=" + table +
+                              " --set idle.bursts=2 --set idle.gap=1500ms";
+  const auto ticking = testing::run_command(command + " --set engine.flush.interval=200ms");
+  const auto silent = testing::run_command(command + " --set engine.flush.interval=0");
+  MySqlConnection(testing::test_mysql_url()).execute("DROP TABLE IF EXISTS " + quote_identifier(table));
+  CHECK(ticking.status == 0);
+  CHECK_THAT(ticking.output, Catch::Matches("(.|\\n)*burst 1: 5 orders, visible in [a-z_0-9]+ after [0-9]+ ms of "
+                                            "silence \\(engine.flush.interval=200 ms\\)(.|\\n)*"));
+  CHECK(silent.status == 0);
+  CHECK_THAT(silent.output, Catch::Contains("burst 1: 5 orders, still not in") &&
+                                Catch::Contains("burst 2: 5 orders, still not in"));
+}
+
+TEST_CASE("describe --as flink-sql prints the tables and the INSERT, without the password", "[cli]") {
+  const auto result = testing::run_command(
+      std::string(SLUICE_CLI) +
+      " describe orders-demo --as flink-sql --set sink.url=mysql://app:s3cret@db.example:3306/shop");
+  CHECK(result.status == 0);
+  CHECK_THAT(result.output, Catch::Contains("'connector' = 'jdbc'") &&
+                                Catch::Contains("'url' = 'jdbc:mysql://db.example:3306/shop'") &&
+                                Catch::Contains("PRIMARY KEY (`id`) NOT ENFORCED") &&
+                                Catch::Contains("INSERT INTO `orders_rt`") && !Catch::Contains("s3cret"));
+}

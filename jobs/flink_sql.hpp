@@ -1,0 +1,30 @@
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "connectors/datagen.hpp"
+#include "engine/options.hpp"
+#include "engine/schema.hpp"
+
+/// Pieces of `sluice describe JOB --as flink-sql`: the Flink SQL a user
+/// moving to a cluster would write for the same job.
+namespace sluice::flink_sql {
+
+/// SET statements for parallelism, checkpoints and the flush interval.
+std::string settings(const Config& config);
+/// CREATE TABLE `name` with `schema` and WITH (`options`), after `comment`.
+std::string create_table(const std::string& name, const Schema& schema,
+                         const std::vector<std::pair<std::string, std::string>>& options,
+                         const std::string& comment = "");
+/// A datagen table like Sluice's datagen source with `gen`.
+std::string datagen_table(const std::string& name, const DatagenOptions& gen);
+/// A changelog-file source as a filesystem table.
+std::string file_table(const std::string& name, const Schema& schema, const Config& config);
+/// A JDBC sink table for the `sink.*` keys (the password is left out).
+std::string jdbc_table(const std::string& name, const Schema& schema, const Config& config);
+/// "INSERT INTO `sink` SELECT <columns> FROM `source`;".
+std::string insert(const std::string& sink, const std::string& source, const Schema& schema);
+
+}  // namespace sluice::flink_sql

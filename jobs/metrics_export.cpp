@@ -1,0 +1,151 @@
+#include "jobs/metrics_export.hpp"
+
+#include <map>
+
+namespace sluice {
+namespace {
+
+double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
+
+const char* status_name(JobResult::Status status) {
+  switch (status) {
+    case JobResult::Status::kFinished:
+      return "finished";
+    case JobResult::Status::kFailed:
+      return "failed";
+    case JobResult::Status::kCancelled:
+      return "cancelled";
+  }
+  return "?";
+}
+
+// Label values escape backslash, quote and newline.
+std::string label(std::string_view value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\\' || c == '"') out.push_back('\\');
+    out.push_back(c == '\n' ? 'n' : c);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<OperatorTotals> operator_totals(const JobGraph& graph, const JobMetrics& metrics) {
+  std::vector<OperatorTotals> totals;
+  for (const auto& node : graph.nodes()) {
+    OperatorTotals t{node.name, 0, metrics.records_in(node.name), metrics.records_out(node.name)};
+    for (const auto& task : metrics.tasks) {
+      for (const auto& op : task.operators) t.subtasks += op.name == node.name;
+    }
+    totals.push_back(t);
+  }
+  return totals;
+}
+
+nlohmann::json metrics_json(const JobGraph& graph, const JobResult& result) {
+  const JobMetrics& m = result.metrics;
+  nlohmann::json operators = nlohmann::json::array();
+  for (const auto& t : operator_totals(graph, m)) {
+    operators.push_back({{"name", t.name}, {"subtasks", t.subtasks}, {"records_in", t.records_in},
+                         {"records_out", t.records_out}});
+  }
+  nlohmann::json tasks = nlohmann::json::array();
+  std::map<std::string, uint64_t> counters;
+  for (const auto& t : m.tasks) {
+    tasks.push_back({{"name", t.name},
+                     {"subtask", t.subtask},
+                     {"batches_in", t.batches_in},
+                     {"batches_out", t.batches_out},
+                     {"blocked_s", seconds(std::chrono::nanoseconds(t.blocked_ns))},
+                     {"flush_signals_seen", t.flush_seen},
+                     {"flush_signals_acted", t.flush_acted},
+                     {"flush_signals_emitted", t.flush_emitted},
+                     {"flush_ticks_coalesced", t.ticks_coalesced},
+                     {"counters", t.counters}});
+    for (const auto& [name, value] : t.counters) counters[name] += value;
+  }
+  nlohmann::json checkpoints = nlohmann::json::array();
+  for (const auto& c : m.checkpoints) {
+    checkpoints.push_back({{"id", c.id},
+                           {"completed", c.completed},
+                           {"final", c.final},
+                           {"duration_s", seconds(c.duration)},
+                           {"alignment_s", seconds(c.alignment)},
+                           {"pause_s", seconds(c.pause)},
+                           {"state_bytes", c.state_bytes}});
+  }
+  return {{"job", graph.name()},
+          {"status", status_name(result.status)},
+          {"error", result.error},
+          {"duration_s", seconds(result.duration)},
+          {"restarts", result.restarts},
+          {"restored_from", result.restored_from ? nlohmann::json(*result.restored_from) : nlohmann::json()},
+          {"flush_ticks_fired", m.ticks_fired},
+          {"operators", operators},
+          {"tasks", tasks},
+          {"checkpoints", checkpoints},
+          {"counters", counters}};
+}
+
+std::string prometheus_text(const std::string& job, const JobMetrics& m) {
+  std::string out;
+  const std::string job_label = "job=\"" + label(job) + "\"";
+  const auto family = [&](const char* name, const char* type, const char* help) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+  };
+  const auto sample = [&](const char* name, const std::string& labels, double value) {
+    char number[32];
+    std::snprintf(number, sizeof(number), "%.17g", value);
+    out += std::string(name) + "{" + labels + "} " + number + "\n";
+  };
+  family("sluice_records_in_total", "counter", "Records an operator subtask received.");
+  for (const auto& t : m.tasks) {
+    for (const auto& op : t.operators) {
+      sample("sluice_records_in_total", job_label + ",operator=\"" + label(op.name) + "\",subtask=\"" +
+                                            std::to_string(t.subtask) + "\"",
+             static_cast<double>(op.records_in));
+    }
+  }
+  family("sluice_records_out_total", "counter", "Records an operator subtask emitted.");
+  for (const auto& t : m.tasks) {
+    for (const auto& op : t.operators) {
+      sample("sluice_records_out_total", job_label + ",operator=\"" + label(op.name) + "\",subtask=\"" +
+                                             std::to_string(t.subtask) + "\"",
+             static_cast<double>(op.records_out));
+    }
+  }
+  const auto per_task = [&](const char* name, const char* help, auto value) {
+    family(name, "counter", help);
+    for (const auto& t : m.tasks) {
+      sample(name, job_label + ",task=\"" + label(t.name) + "\",subtask=\"" + std::to_string(t.subtask) + "\"",
+             value(t));
+    }
+  };
+  per_task("sluice_backpressure_seconds_total", "Time a task waited for room in a full output channel.",
+           [](const TaskSnapshot& t) { return static_cast<double>(t.blocked_ns) / 1e9; });
+  per_task("sluice_flush_signals_seen_total", "FlushSignals that reached a task.",
+           [](const TaskSnapshot& t) { return static_cast<double>(t.flush_seen + t.flush_emitted); });
+  per_task("sluice_flush_signals_acted_total", "Flush ticks a task acted on (flushed or forwarded).",
+           [](const TaskSnapshot& t) { return static_cast<double>(t.flush_acted); });
+  per_task("sluice_flush_ticks_coalesced_total", "Flush ticks that replaced one still pending at a source.",
+           [](const TaskSnapshot& t) { return static_cast<double>(t.ticks_coalesced); });
+  family("sluice_checkpoints_total", "counter", "Checkpoints by outcome.");
+  sample("sluice_checkpoints_total", job_label + ",outcome=\"completed\"", static_cast<double>(m.checkpoints_completed()));
+  sample("sluice_checkpoints_total", job_label + ",outcome=\"aborted\"", static_cast<double>(m.checkpoints_aborted()));
+  if (!m.checkpoints.empty()) {
+    family("sluice_last_checkpoint_duration_seconds", "gauge", "How long the last checkpoint took.");
+    sample("sluice_last_checkpoint_duration_seconds", job_label, seconds(m.checkpoints.back().duration));
+  }
+  family("sluice_operator_counter_total", "counter", "Counters operators keep of their own.");
+  std::map<std::string, uint64_t> counters;
+  for (const auto& t : m.tasks) {
+    for (const auto& [name, value] : t.counters) counters[name] += value;
+  }
+  for (const auto& [name, value] : counters) {
+    sample("sluice_operator_counter_total", job_label + ",name=\"" + label(name) + "\"", static_cast<double>(value));
+  }
+  return out;
+}
+
+}  // namespace sluice

@@ -1,0 +1,26 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "engine/executor.hpp"
+#include "engine/job_graph.hpp"
+
+namespace sluice {
+
+/// Per-operator totals, summed over subtasks, in graph order.
+struct OperatorTotals {
+  std::string name;
+  int subtasks = 0;
+  uint64_t records_in = 0;
+  uint64_t records_out = 0;
+};
+std::vector<OperatorTotals> operator_totals(const JobGraph& graph, const JobMetrics& metrics);
+
+/// The final metrics of a run, for --metrics-file.
+nlohmann::json metrics_json(const JobGraph& graph, const JobResult& result);
+
+/// Current metrics in Prometheus' text exposition format.
+std::string prometheus_text(const std::string& job, const JobMetrics& metrics);
+
+}  // namespace sluice

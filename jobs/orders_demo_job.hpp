@@ -1,0 +1,21 @@
+#pragma once
+
+#include "jobs/job_registry.hpp"
+
+namespace sluice {
+
+/// `sluice run orders-demo`, the main demo: generated orders upserted into
+/// MySQL with checkpoints and FlushSignals, answering "row by row or batch
+/// by batch?" and checking the table at the end.
+JobDefinition orders_demo_job();
+
+/// `sluice run idle-flush`: a trickle of orders with idle gaps, showing when
+/// buffered rows become visible in MySQL while the source sends nothing.
+JobDefinition idle_flush_job();
+
+/// The orders jobs as Flink SQL: a datagen table into a JDBC table.
+std::string orders_flink_sql(const Config& config, const JobGraph& graph);
+/// The orders jobs' preparation: the sink table created, or emptied unless resuming.
+void prepare_orders_table(const Config& config, const std::string& job, bool resuming);
+
+}  // namespace sluice

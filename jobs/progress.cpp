@@ -1,0 +1,136 @@
+#include "jobs/progress.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+
+#include "jobs/metrics_export.hpp"
+
+namespace sluice {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Totals {
+  uint64_t in = 0;        // records the sources emitted
+  uint64_t out = 0;       // records the sinks received
+  uint64_t flushes = 0;   // flush actions run, plus sink counters named flushes.*
+  uint64_t blocked_ns = 0;
+  size_t tasks = 0;
+  size_t checkpoints = 0;
+};
+
+Totals totals(const JobGraph& graph, const JobMetrics& m) {
+  Totals t;
+  for (const auto& node : graph.nodes()) {
+    if (node.kind == NodeKind::kSource) t.in += m.records_out(node.name);
+    if (node.kind == NodeKind::kSink) t.out += m.records_in(node.name);
+  }
+  for (const auto& task : m.tasks) {
+    t.flushes += task.flush_acted;
+    t.blocked_ns += task.blocked_ns;
+    for (const auto& [name, value] : task.counters) {
+      if (name.find(".flushes.") != std::string::npos) t.flushes += value;
+    }
+  }
+  t.tasks = m.tasks.size();
+  t.checkpoints = m.checkpoints_completed();
+  return t;
+}
+
+std::string rate(double per_second) {
+  char buf[32];
+  if (per_second >= 1e6) {
+    std::snprintf(buf, sizeof(buf), "%.2fM", per_second / 1e6);
+  } else if (per_second >= 1e3) {
+    std::snprintf(buf, sizeof(buf), "%.1fk", per_second / 1e3);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%.0f", per_second);
+  }
+  return buf;
+}
+
+}  // namespace
+
+ProgressLine::ProgressLine(const Executor& executor, const JobGraph& graph, FILE* out)
+    : executor_(executor), graph_(graph), out_(out) {
+  if (isatty(fileno(out_))) thread_ = std::thread([this] { run(); });
+}
+
+ProgressLine::~ProgressLine() {
+  done_ = true;
+  if (thread_.joinable()) {
+    thread_.join();
+    std::fputs("\r\033[K", out_);  // clear the line for what follows
+  }
+}
+
+void ProgressLine::run() {
+  const auto started = Clock::now();
+  Totals last;
+  auto last_time = started;
+  auto last_flush = started;
+  while (!done_) {
+    for (int i = 0; i < 10 && !done_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (done_) return;
+    const auto now = Clock::now();
+    const Totals t = totals(graph_, executor_.metrics());
+    const double dt = std::chrono::duration<double>(now - last_time).count();
+    if (t.flushes != last.flushes) last_flush = now;
+    const double busy = dt * static_cast<double>(std::max<size_t>(t.tasks, 1));
+    const double blocked = t.blocked_ns >= last.blocked_ns ? (t.blocked_ns - last.blocked_ns) / 1e9 : 0;
+    std::fprintf(out_,
+                 "\r\033[K%6.1f s | in %s/s | out %s/s | checkpoints %zu | last flush %.1f s ago | "
+                 "backpressure %.0f%%",
+                 std::chrono::duration<double>(now - started).count(),
+                 rate((t.in - std::min(t.in, last.in)) / dt).c_str(),
+                 rate((t.out - std::min(t.out, last.out)) / dt).c_str(), t.checkpoints,
+                 std::chrono::duration<double>(now - last_flush).count(), 100 * blocked / busy);
+    std::fflush(out_);
+    last = t;
+    last_time = now;
+  }
+}
+
+void print_summary(const JobGraph& graph, const JobResult& result, FILE* out) {
+  const JobMetrics& m = result.metrics;
+  const double seconds = std::chrono::duration<double>(result.duration).count();
+  std::fprintf(out, "\n%-24s %8s %14s %14s %12s\n", "operator", "subtasks", "records in", "records out",
+               "out/s");
+  for (const auto& t : operator_totals(graph, m)) {
+    std::fprintf(out, "%-24s %8d %14llu %14llu %12s\n", t.name.c_str(), t.subtasks,
+                 static_cast<unsigned long long>(t.records_in),
+                 static_cast<unsigned long long>(t.records_out),
+                 seconds > 0 ? rate(t.records_out / seconds).c_str() : "-");
+  }
+  if (!m.checkpoints.empty()) {
+    double total = 0, longest = 0, alignment = 0;
+    for (const auto& c : m.checkpoints) {
+      const double d = std::chrono::duration<double>(c.duration).count();
+      total += d;
+      longest = std::max(longest, d);
+      alignment = std::max(alignment, std::chrono::duration<double>(c.alignment).count());
+    }
+    std::fprintf(out,
+                 "\ncheckpoints: %zu completed, %zu aborted; %.0f ms mean, %.0f ms longest, "
+                 "%.0f ms longest alignment; last state %llu bytes\n",
+                 m.checkpoints_completed(), m.checkpoints_aborted(),
+                 1000 * total / static_cast<double>(m.checkpoints.size()), 1000 * longest,
+                 1000 * alignment, static_cast<unsigned long long>(m.checkpoints.back().state_bytes));
+  }
+  uint64_t coalesced = 0;
+  for (const auto& task : m.tasks) coalesced += task.ticks_coalesced;
+  if (m.ticks_fired > 0) {
+    std::fprintf(out, "flush ticks: %llu fired, %llu coalesced under backpressure\n",
+                 static_cast<unsigned long long>(m.ticks_fired), static_cast<unsigned long long>(coalesced));
+  }
+  if (result.restored_from) std::fprintf(out, "resumed from checkpoint %lld\n", static_cast<long long>(*result.restored_from));
+  if (result.restarts > 0) std::fprintf(out, "restarted %d times after failures\n", result.restarts);
+  std::fprintf(out, "\n%s in %.2f s\n",
+               result.finished()                                  ? "finished"
+               : result.status == JobResult::Status::kCancelled ? "cancelled"
+                                                                  : "failed",
+               seconds);
+}
+
+}  // namespace sluice

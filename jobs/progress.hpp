@@ -1,0 +1,34 @@
+#pragma once
+
+#include <atomic>
+#include <cstdio>
+#include <thread>
+
+#include "engine/executor.hpp"
+#include "engine/job_graph.hpp"
+
+namespace sluice {
+
+/// While a job runs, rewrites one line on the terminal every second:
+/// records/s in and out, checkpoints completed, time since the last flush,
+/// share of time tasks spent blocked by backpressure.
+class ProgressLine {
+ public:
+  /// Draws on `out` only if it is a terminal.
+  ProgressLine(const Executor& executor, const JobGraph& graph, FILE* out = stderr);
+  ~ProgressLine();
+
+ private:
+  void run();
+
+  const Executor& executor_;
+  const JobGraph& graph_;
+  FILE* out_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+/// The table printed when a job ends: per operator, per checkpoint, totals.
+void print_summary(const JobGraph& graph, const JobResult& result, FILE* out = stdout);
+
+}  // namespace sluice
