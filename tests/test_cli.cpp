@@ -88,3 +88,17 @@ TEST_CASE("the README's options table is what the option table says", "[cli]") {
   // After adding an option, regenerate the README's table with `build/sluice options`.
   CHECK(readme.substr(from + begin.size(), to - from - begin.size()) == generated.output);
 }
+
+TEST_CASE("the README's C++ example is examples/readme_job.cpp, which the tests build", "[cli]") {
+  const auto read = [](const std::string& path) {
+    std::ifstream in(std::string(SLUICE_SOURCE_DIR) + "/" + path);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  const std::string readme = read("README.md");
+  const std::string marker = "<!-- example: examples/readme_job.cpp -->\n```cpp\n";
+  const size_t from = readme.find(marker);
+  REQUIRE(from != std::string::npos);
+  const size_t start = from + marker.size();
+  const size_t end = readme.find("```", start);
+  CHECK(readme.substr(start, end - start) == read("examples/readme_job.cpp"));
+}
