@@ -4,10 +4,12 @@
 // it got; the sink buffers squares and adds them up when the engine says so
 // (its registered flush action), keeping the total in checkpointed state.
 // Killed and run again, it resumes from its last checkpoint.
+#include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <optional>
+#include <vector>
 
-#include "connectors/datagen.hpp"
 #include "engine/executor.hpp"
 #include "engine/value_codec.hpp"
 
