@@ -22,29 +22,9 @@
 namespace sluice {
 namespace {
 
-std::vector<OptionSpec> orders_options() {
-  std::vector<OptionSpec> options = datagen_option_specs();
-  const auto sink = mysql_sink_option_specs();
-  options.insert(options.end(), sink.begin(), sink.end());
-  return options;
-}
-
-void prepare_table(const Config& config, const std::string& job, bool resuming) {
-  const MySqlSinkOptions sink = MySqlSinkOptions::from(config);
-  orders::prepare_table(sink.url, sink.table, job, resuming);
-}
-
 void build_demo(const Config& config, JobGraph& graph) {
   const MySqlSinkOptions sink = MySqlSinkOptions::from(config);
   add_mysql_sink(graph.source("orders", datagen_source(orders::changelog(config))), "mysql", sink);
-}
-
-bool report_demo(const Config& config, const JobResult& result) {
-  print_mysql_layers(result, "orders", "mysql");
-  if (!result.finished()) return false;
-  const MySqlSinkOptions sink = MySqlSinkOptions::from(config);
-  return orders::check_table(sink.url, sink.table, orders::changelog(config),
-                             static_cast<int>(config.get_int("parallelism")));
 }
 
 // Emits bursts of orders with a gap of silence after each, and during the
@@ -138,21 +118,33 @@ void build_idle(const Config& config, JobGraph& graph) {
   add_mysql_sink(graph.source("trickle", source), "mysql", sink);
 }
 
-std::string orders_to_mysql_sql(const Config& config, const JobGraph&) {
+}  // namespace
+
+std::vector<OptionSpec> orders_options() {
+  std::vector<OptionSpec> options = datagen_option_specs();
+  const auto sink = mysql_sink_option_specs();
+  options.insert(options.end(), sink.begin(), sink.end());
+  return options;
+}
+
+std::string orders_flink_sql(const Config& config, const JobGraph&) {
   const std::string table = config.get_string("sink.table");
   return flink_sql::datagen_table("orders", orders::changelog(config)) + "\n" +
          flink_sql::jdbc_table(table, orders::schema(), config) + "\n" +
          flink_sql::insert(table, "orders", orders::schema());
 }
 
-}  // namespace
-
-std::string orders_flink_sql(const Config& config, const JobGraph& graph) {
-  return orders_to_mysql_sql(config, graph);
+void prepare_orders_table(const Config& config, const std::string& job, bool resuming) {
+  const MySqlSinkOptions sink = MySqlSinkOptions::from(config);
+  orders::prepare_table(sink.url, sink.table, job, resuming);
 }
 
-void prepare_orders_table(const Config& config, const std::string& job, bool resuming) {
-  prepare_table(config, job, resuming);
+bool report_orders_table(const Config& config, const JobResult& result) {
+  print_mysql_layers(result, "orders", "mysql");
+  if (!result.finished()) return false;
+  const MySqlSinkOptions sink = MySqlSinkOptions::from(config);
+  return orders::check_table(sink.url, sink.table, orders::changelog(config),
+                             static_cast<int>(config.get_int("parallelism")));
 }
 
 JobDefinition orders_demo_job() {
@@ -164,9 +156,9 @@ JobDefinition orders_demo_job() {
           .options = orders_options(),
           .defaults = defaults,
           .build = build_demo,
-          .prepare = prepare_table,
-          .report = report_demo,
-          .flink_sql = orders_to_mysql_sql};
+          .prepare = prepare_orders_table,
+          .report = report_orders_table,
+          .flink_sql = orders_flink_sql};
 }
 
 JobDefinition idle_flush_job() {
@@ -187,8 +179,8 @@ JobDefinition idle_flush_job() {
           .build = build_idle,
           // The watcher counts rows: always start empty.
           .prepare = [](const Config& config, const std::string& job,
-                        bool) { prepare_table(config, job, false); },
-          .flink_sql = orders_to_mysql_sql};
+                        bool) { prepare_orders_table(config, job, false); },
+          .flink_sql = orders_flink_sql};
 }
 
 }  // namespace sluice
