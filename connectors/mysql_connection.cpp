@@ -46,6 +46,41 @@ bool MySqlError::retriable() const {
   }
 }
 
+bool MySqlError::rejects_value() const {
+  switch (code_) {
+    case ER_BAD_NULL_ERROR:                   // 1048
+    case ER_DUP_ENTRY:                        // 1062
+    case ER_WARN_DATA_OUT_OF_RANGE:           // 1264
+    case ER_TRUNCATED_WRONG_VALUE:            // 1292
+    case ER_INVALID_CHARACTER_STRING:         // 1300
+    case ER_DIVISION_BY_ZERO:                 // 1365
+    case ER_TRUNCATED_WRONG_VALUE_FOR_FIELD:  // 1366
+    case ER_DATA_TOO_LONG:                    // 1406
+    case ER_CONSTRAINT_FAILED:                // 4025, a CHECK constraint
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool MySqlError::rejects_configuration() const {
+  switch (code_) {
+    case ER_DBACCESS_DENIED_ERROR:         // 1044
+    case ER_ACCESS_DENIED_ERROR:           // 1045
+    case ER_BAD_DB_ERROR:                  // 1049
+    case ER_BAD_FIELD_ERROR:               // 1054
+    case ER_PARSE_ERROR:                   // 1064
+    case ER_WRONG_VALUE_COUNT_ON_ROW:      // 1136
+    case ER_TABLEACCESS_DENIED_ERROR:      // 1142
+    case ER_COLUMNACCESS_DENIED_ERROR:     // 1143
+    case ER_NO_SUCH_TABLE:                 // 1146
+    case ER_SPECIFIC_ACCESS_DENIED_ERROR:  // 1227
+      return true;
+    default:
+      return false;
+  }
+}
+
 Schema TableInfo::schema() const {
   std::vector<Column> out;
   for (const auto& c : columns) out.push_back({c.name, type_of(c)});

@@ -25,6 +25,13 @@ class MySqlError : public Error {
   /// Whether trying again on a new connection may succeed: the connection was
   /// lost or refused, or the transaction was chosen as a deadlock victim.
   bool retriable() const;
+  /// Whether the server refused a value (too long, out of range, NULL in a
+  /// NOT NULL column, a duplicate key, a failed CHECK): the same rows would
+  /// be refused again.
+  bool rejects_value() const;
+  /// Whether the table, a column, the database or a privilege is missing:
+  /// the configuration or the schema must change.
+  bool rejects_configuration() const;
 
  private:
   unsigned code_;

@@ -193,7 +193,7 @@ class MySqlSink final : public Sink {
         return;
       } catch (const MySqlError& e) {
         writer_.reset();
-        if (!e.retriable() || retry >= options_.max_retries) throw failure(doing, e, retry);
+        if (!e.retriable() || retry >= options_.max_retries) fail(doing, e, retry);
         const auto wait = options_.retry_backoff * (1 << std::min(retry, 6));
         spdlog::warn("mysql sink {}: {}; retrying in {} ms on a new connection", options_.table,
                      e.what(), wait.count());
@@ -203,10 +203,15 @@ class MySqlSink final : public Sink {
     }
   }
 
-  Error failure(const std::string& doing, const std::exception& e, int retries = 0) const {
-    return Error(doing + " table '" + options_.table + "' at " + options_.url.to_string() +
-                 " failed" + (retries > 0 ? " after " + std::to_string(retries) + " retries" : "") +
-                 ": " + e.what());
+  // Fails the task with what `doing` ran into, as a DataError or ConfigError
+  // where the server refused the rows or the schema: restarting would not help.
+  [[noreturn]] void fail(const std::string& doing, const MySqlError& e, int retries = 0) const {
+    const std::string message =
+        doing + " table '" + options_.table + "' at " + options_.url.to_string() + " failed" +
+        (retries > 0 ? " after " + std::to_string(retries) + " retries" : "") + ": " + e.what();
+    if (e.rejects_value()) throw DataError(message);
+    if (e.rejects_configuration()) throw ConfigError(message);
+    throw Error(message);
   }
 
   std::unique_ptr<Writer> make_writer() {
@@ -317,7 +322,7 @@ class MySqlSink final : public Sink {
       if (!open_xid_) begin_transaction();
       write_statements(*writer_);
     } catch (const MySqlError& e) {
-      throw failure("writing (exactly-once)", e);
+      fail("writing (exactly-once)", e);
     }
   }
 
@@ -345,7 +350,7 @@ class MySqlSink final : public Sink {
         connection.execute("XA END " + open_xid_->sql());
         connection.execute("XA PREPARE " + open_xid_->sql());
       } catch (const MySqlError& e) {
-        throw failure("preparing the transaction of checkpoint " + std::to_string(checkpoint) + " in", e);
+        fail("preparing the transaction of checkpoint " + std::to_string(checkpoint) + " in", e);
       }
       fault_point("after-prepare");
       xa_prepared_->add(1);
@@ -379,7 +384,7 @@ class MySqlSink final : public Sink {
       try {
         p.writer->connection->execute("XA COMMIT " + p.xid.sql());
       } catch (const MySqlError& e) {
-        if (!e.retriable()) throw failure("committing " + p.xid.to_string() + " in", e);
+        if (!e.retriable()) fail("committing " + p.xid.to_string() + " in", e);
         // Its connection died after the prepare: commit from another one.
         MySqlConnection other(options_.url);
         commit_elsewhere(other, p);

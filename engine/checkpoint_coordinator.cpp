@@ -109,12 +109,17 @@ void CheckpointCoordinator::complete() {
   metadata.states = checkpoint.states;
   try {
     storage_.commit(metadata);
-    storage_.prune(options_.checkpoints_retained);
   } catch (const std::exception& e) {
     spdlog::error("job {}: checkpoint {} could not be written: {}", job_, checkpoint.id, e.what());
     in_flight_ = std::move(checkpoint);
     abort(e.what());
     return;
+  }
+  // Committed: it is complete even if the old ones cannot go yet.
+  try {
+    storage_.prune(options_.checkpoints_retained);
+  } catch (const std::exception& e) {
+    spdlog::warn("job {}: removing old checkpoints failed: {}", job_, e.what());
   }
   record(checkpoint, true, metadata.state_bytes());
   const int64_t id = checkpoint.id;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <exception>
 #include <stdexcept>
 #include <string>
 
@@ -26,5 +27,22 @@ class DataError : public Error {
  public:
   using Error::Error;
 };
+
+/// Whether `error` would happen again however often the job restarted: a
+/// ConfigError or a DataError, which the input or the configuration must
+/// change to cure. Anything else (a lost connection, a deadlock, an I/O error,
+/// an exception of user code) may pass, and is worth a restart.
+inline bool is_permanent(const std::exception_ptr& error) {
+  if (!error) return false;
+  try {
+    std::rethrow_exception(error);
+  } catch (const ConfigError&) {
+    return true;
+  } catch (const DataError&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
 
 }  // namespace sluice

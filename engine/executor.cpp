@@ -198,28 +198,36 @@ JobResult Executor::run(const JobGraph& graph) {
   const CheckpointStorage storage(options_.checkpoint_dir, graph.name());
   const auto started = std::chrono::steady_clock::now();
 
-  std::optional<int64_t> restore = restore_point(options_, graph.name());
-  if (restore) {
-    check_restorable(storage.read(*restore), graph, plan);
-    spdlog::info("job {}: resuming from checkpoint {}", graph.name(), *restore);
-  }
+  // The checkpoint this run started from; a restart may restore only it or
+  // one this run completed, never one of an earlier run.
+  const std::optional<int64_t> started_from = restore_point(options_, graph.name());
+  if (started_from)
+    spdlog::info("job {}: resuming from checkpoint {}", graph.name(), *started_from);
+  std::optional<int64_t> restore = started_from;
 
   std::vector<CheckpointStats> checkpoints;
+  std::vector<std::optional<int64_t>> restored;
   JobResult result;
-  result.restored_from = restore;
   for (int attempt = 0;; ++attempt) {
+    if (restore) check_restorable(storage.read(*restore), graph, plan);
+    restored.push_back(restore);
     JobResult last = run_attempt(graph, plan, storage, restore);
     checkpoints.insert(checkpoints.end(), last.metrics.checkpoints.begin(),
                        last.metrics.checkpoints.end());
-    last.restored_from = result.restored_from;
     last.restarts = attempt;
     result = std::move(last);
     if (result.status != JobResult::Status::kFailed || attempt >= options_.restart_attempts ||
         cancel_requested_) {
       break;
     }
-    // Restart from the latest checkpoint, or from scratch if none was taken.
-    restore = storage.latest();
+    if (is_permanent(result.exception)) {
+      spdlog::error("job {}: {}; not restarting: the same input and configuration would fail again",
+                    graph.name(), result.error);
+      break;
+    }
+    for (const CheckpointStats& checkpoint : checkpoints) {
+      if (checkpoint.completed) restore = checkpoint.id;
+    }
     spdlog::warn("job {}: {}; restarting ({} of {}) from {} in {} ms", graph.name(), result.error,
                  attempt + 1, options_.restart_attempts,
                  restore ? "checkpoint " + std::to_string(*restore) : std::string("the start"),
@@ -237,6 +245,8 @@ JobResult Executor::run(const JobGraph& graph) {
       checkpoints.back().completed) {
     storage.mark_finished(checkpoints.back().id);
   }
+  result.restored_from = started_from;
+  result.attempts_restored = std::move(restored);
   result.metrics.checkpoints = std::move(checkpoints);
   result.duration = std::chrono::steady_clock::now() - started;
   storage.clear_work();

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "engine/job_graph.hpp"
 #include "engine/metrics.hpp"
@@ -32,6 +33,8 @@ struct JobResult {
   std::chrono::nanoseconds duration{0};
   /// The checkpoint the first attempt resumed from, if any.
   std::optional<int64_t> restored_from;
+  /// Per attempt, first to last, the checkpoint it restored (nullopt: none).
+  std::vector<std::optional<int64_t>> attempts_restored;
   /// In-process restarts after failures.
   int restarts = 0;
 
@@ -39,8 +42,10 @@ struct JobResult {
 };
 
 /// Runs job graphs: one thread per task, one timer thread for flush ticks
-/// and checkpoints. A failed run is restarted from its latest checkpoint up
-/// to `restart_attempts` times. One run at a time per executor; cancel() and
+/// and checkpoints. A failed run is restarted up to `restart_attempts` times,
+/// from the latest checkpoint this run completed, or else the one it started
+/// from (never another run's); a failure that would repeat (is_permanent())
+/// is not restarted. One run at a time per executor; cancel() and
 /// metrics() may be called from other threads while it runs.
 class Executor {
  public:

@@ -124,8 +124,10 @@ class Task::Context final : public SinkContext {
   }
   bool checkpoints_enabled() const override { return task_.checkpointing_.coordinator != nullptr; }
 
-  /// The operator's state store if it holds state.
-  StateStore* store_if_open() const { return store_.if_open(); }
+  /// The store a checkpoint saves: the one the operator used, or the restored
+  /// state it never touched (opened now, so that it is carried forward rather
+  /// than lost once the checkpoint it came from is pruned); null if neither.
+  StateStore* store_to_snapshot() { return store_.for_read(); }
 
  private:
   std::optional<std::filesystem::path> saved_state() const {
@@ -431,7 +433,7 @@ void Task::checkpoint(int64_t id, std::chrono::nanoseconds alignment) {
   for (Member& m : chain_) {
     guarded(m.name(), [&] {
       m.hooks().snapshot_state(id);
-      if (StateStore* store = m.context->store_if_open()) {
+      if (StateStore* store = m.context->store_to_snapshot()) {
         const auto dir = checkpointing_.storage->subtask_dir(id, m.name(), subtask_);
         snapshots.push_back(store->snapshot(dir));
         ack.states.push_back({m.name(), subtask_, 0});

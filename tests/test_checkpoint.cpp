@@ -350,3 +350,186 @@ TEST_CASE("restore=latest resumes an unfinished run, and a finished one starts a
   CHECK_FALSE(again.restored_from);
   CHECK(collected->size() == 800);  // a new run: everything again
 }
+
+namespace {
+
+// What a PositionSource saw, shared with the test.
+struct PositionLog {
+  std::mutex mutex;
+  std::vector<int64_t> started_at;                 // the position of every open(), in order
+  std::atomic<bool> fail_after_checkpoint{false};  // throw once after the next completion
+};
+
+// Emits (k = i % 10, v = 1) for i from its saved position up to `rows`, its
+// position saved at every checkpoint. At `hold_at` it waits until it heard
+// of a completed checkpoint; after the rows it stays idle until it heard of
+// `idle_checkpoints`, then ends.
+class PositionSource final : public Source {
+ public:
+  PositionSource(int64_t rows, int64_t hold_at, int idle_checkpoints,
+                 std::shared_ptr<PositionLog> log)
+      : rows_(rows), hold_at_(hold_at), idle_checkpoints_(idle_checkpoints), log_(std::move(log)) {}
+
+  void open(OperatorContext& context) override {
+    position_.emplace(context.value_state("position"));
+    if (const auto saved = position_->get()) next_ = std::stoll(*saved);
+    std::lock_guard<std::mutex> lock(log_->mutex);
+    log_->started_at.push_back(next_);
+  }
+  PollResult poll_next(Collector& out) override {
+    if (fail_now_) throw std::runtime_error("injected failure after a completed checkpoint");
+    if (next_ == hold_at_ && completed_ == 0) return PollResult::kNothingAvailable;
+    if (next_ < rows_) {
+      out.emit(Row(RowKind::kInsert, {Value(next_ % 10), Value(int64_t{1})}));
+      ++next_;
+      return PollResult::kMoreAvailable;
+    }
+    return completed_ >= idle_checkpoints_ ? PollResult::kEndOfInput
+                                           : PollResult::kNothingAvailable;
+  }
+  void snapshot_state(int64_t) override { position_->set(std::to_string(next_)); }
+  void notify_checkpoint_complete(int64_t) override {
+    ++completed_;
+    if (log_->fail_after_checkpoint.exchange(false)) fail_now_ = true;
+  }
+
+ private:
+  int64_t rows_;
+  int64_t hold_at_;
+  int idle_checkpoints_;
+  std::shared_ptr<PositionLog> log_;
+  std::optional<ValueState> position_;
+  int64_t next_ = 0;
+  int completed_ = 0;
+  bool fail_now_ = false;
+};
+
+const Schema kKeyValue({{"k", DataType::bigint()}, {"v", DataType::bigint()}});
+
+// position source -> count and sum per k -> collect.
+JobResult run_positions(const RuntimeOptions& options, int64_t rows, int idle_checkpoints,
+                        std::shared_ptr<PositionLog> log, std::shared_ptr<CollectedRows> out,
+                        int64_t hold_at = -1) {
+  JobGraph graph("positions");
+  Stream source = graph.source(
+      "numbers",
+      {.output = {kKeyValue, ChangelogMode::insert_only()}, .create = [=](const SubtaskInfo&) {
+         return std::make_unique<PositionSource>(rows, hold_at, idle_checkpoints, log);
+       }});
+  keyed_aggregate(source, "per-k", {"k"}, "v").sink("collect", collect_sink(out));
+  return Executor(options).run(graph);
+}
+
+// The count the aggregate last reported per k.
+std::map<int64_t, int64_t> last_counts(const std::vector<Row>& rows) {
+  std::map<int64_t, int64_t> counts;
+  for (const Row& row : rows) {
+    if (row.kind == RowKind::kInsert || row.kind == RowKind::kUpdateAfter) {
+      counts[row.fields[0].as_bigint()] = row.fields[1].as_bigint();
+    }
+  }
+  return counts;
+}
+
+}  // namespace
+
+TEST_CASE("a restart resumes only from a checkpoint of its own run", "[checkpoint]") {
+  testing::TempDir dir;
+  auto log = std::make_shared<PositionLog>();
+  // A finished run leaves its final checkpoint, with position 200, behind.
+  REQUIRE(run_positions(checkpointing(dir, 1h), 200, 0, log, std::make_shared<CollectedRows>())
+              .finished());
+
+  RuntimeOptions options = checkpointing(dir, 1h);
+  options.restart_attempts = 1;
+  SECTION("restore=auto after a finished run") {
+    options.restore = RuntimeOptions::Restore::kLatest;
+  }
+  SECTION("restore=none") { options.restore = RuntimeOptions::Restore::kNone; }
+  // Fails before any checkpoint of its own: the restart must start over, not
+  // take the earlier run's position 200 and skip every row.
+  log->started_at.clear();
+  log->fail_after_checkpoint = false;
+  auto out = std::make_shared<CollectedRows>();
+  JobGraph graph("positions");
+  std::atomic<bool> failed{false};
+  Stream source = graph.source(
+      "numbers",
+      {.output = {kKeyValue, ChangelogMode::insert_only()}, .create = [log](const SubtaskInfo&) {
+         return std::make_unique<PositionSource>(200, -1, 0, log);
+       }});
+  source
+      .map("fail-once",
+           [&failed](Row&& row) {
+             if (row.fields[0].as_bigint() == 5 && !failed.exchange(true)) {
+               throw std::runtime_error("injected failure");
+             }
+             return std::move(row);
+           })
+      .sink("collect", collect_sink(out));
+  const JobResult result = Executor(options).run(graph);
+  REQUIRE(result.finished());
+  CHECK(result.restarts == 1);
+  CHECK(result.attempts_restored ==
+        std::vector<std::optional<int64_t>>{std::nullopt, std::nullopt});
+  CHECK(log->started_at == std::vector<int64_t>{0, 0});
+  CHECK(out->size() >= 200);
+}
+
+TEST_CASE("a restart after a completed checkpoint restores that checkpoint", "[checkpoint]") {
+  testing::TempDir dir;
+  auto log = std::make_shared<PositionLog>();
+  auto out = std::make_shared<CollectedRows>();
+  log->fail_after_checkpoint = true;
+  RuntimeOptions options = checkpointing(dir, 20ms);
+  options.restart_attempts = 1;
+  // The source holds at row 500 until the first checkpoint completes, and
+  // fails right after it.
+  const JobResult result = run_positions(options, 1000, 0, log, out, 500);
+  REQUIRE(result.finished());
+  REQUIRE(result.restarts == 1);
+  const auto first_completed =
+      std::find_if(result.metrics.checkpoints.begin(), result.metrics.checkpoints.end(),
+                   [](const CheckpointStats& c) { return c.completed; });
+  REQUIRE(first_completed != result.metrics.checkpoints.end());
+  CHECK(result.attempts_restored ==
+        std::vector<std::optional<int64_t>>{std::nullopt, first_completed->id});
+  // The second attempt started where that checkpoint had the source.
+  CHECK(log->started_at == std::vector<int64_t>{0, 500});
+  // The aggregate's 50 per key came back with it: the second 500 rows make
+  // 100 (without its state it would end at 50).
+  const auto counts = last_counts(out->rows());
+  REQUIRE(counts.size() == 10);
+  for (const auto& [k, count] : counts) CHECK(count == 100);
+}
+
+TEST_CASE("restored state that no record touches is carried into later checkpoints",
+          "[checkpoint]") {
+  testing::TempDir dir;
+  auto log = std::make_shared<PositionLog>();
+  const CheckpointStorage storage(dir.path(), "positions");
+  RuntimeOptions options = checkpointing(dir, 1h);
+  options.checkpoints_retained = 1;
+  REQUIRE(run_positions(options, 100, 0, log, std::make_shared<CollectedRows>()).finished());
+
+  // Restored at position 100 with nothing more to read, it idles through
+  // three checkpoints: the one it restored is pruned, and the aggregate saw
+  // no record since.
+  options.checkpoint_interval = 20ms;
+  options.restore = RuntimeOptions::Restore::kCheckpoint;
+  options.restore_checkpoint = *storage.latest();
+  const JobResult idle = run_positions(options, 100, 3, log, std::make_shared<CollectedRows>());
+  REQUIRE(idle.finished());
+  REQUIRE(idle.metrics.checkpoints_completed() >= 3);
+  REQUIRE(storage.completed().size() == 1);
+  CHECK(*storage.latest() != options.restore_checkpoint);
+
+  // Ten more rows, one per key: each count goes on from 10 to 11.
+  options.checkpoint_interval = 1h;
+  options.restore_checkpoint = *storage.latest();
+  auto out = std::make_shared<CollectedRows>();
+  REQUIRE(run_positions(options, 110, 0, log, out).finished());
+  const auto counts = last_counts(out->rows());
+  REQUIRE(counts.size() == 10);
+  for (const auto& [k, count] : counts) CHECK(count == 11);
+}

@@ -1,5 +1,3 @@
-#include "engine/executor.hpp"
-
 #include <pthread.h>
 
 #include <atomic>
@@ -12,6 +10,8 @@
 
 #include "connectors/basic_sinks.hpp"
 #include "connectors/datagen.hpp"
+#include "engine/error.hpp"
+#include "engine/executor.hpp"
 
 using namespace sluice;
 using namespace std::chrono_literals;
@@ -440,6 +440,45 @@ TEST_CASE("an exception in a source or a sink fails the run naming it", "[engine
   result = Executor(with_flush(0ms)).run(bad_sink);
   CHECK(result.status == JobResult::Status::kFailed);
   CHECK(result.error == "operator 'dst' failed: sink broke");
+}
+
+TEST_CASE("a failure that would repeat is not restarted; a transient one is", "[engine]") {
+  // Each kind of error, thrown at the 100th record of every attempt.
+  const auto run = [](std::function<void()> fail) {
+    JobGraph graph("fails");
+    DatagenOptions gen;
+    gen.rows = 1000;
+    std::atomic<int> seen{0};
+    graph.source("gen", datagen_source(gen))
+        .map("check",
+             [&](Row&& row) {
+               if (++seen % 1000 == 100) fail();
+               return std::move(row);
+             })
+        .sink("out", blackhole_sink());
+    RuntimeOptions options = with_flush(0ms);
+    options.restart_attempts = 2;
+    options.restart_delay = 1ms;
+    return Executor(options).run(graph);
+  };
+  SECTION("bad input") {
+    const JobResult result = run([] { throw DataError("file.csv:7: not a number"); });
+    CHECK(result.status == JobResult::Status::kFailed);
+    CHECK(result.restarts == 0);
+    CHECK(result.attempts_restored.size() == 1);
+    CHECK_THAT(result.error, Catch::Contains("file.csv:7: not a number"));
+  }
+  SECTION("bad configuration") {
+    const JobResult result = run([] { throw ConfigError("no such table"); });
+    CHECK(result.status == JobResult::Status::kFailed);
+    CHECK(result.restarts == 0);
+  }
+  SECTION("anything else, e.g. a lost connection") {
+    const JobResult result = run([] { throw std::runtime_error("connection lost"); });
+    CHECK(result.status == JobResult::Status::kFailed);
+    CHECK(result.restarts == 2);
+    CHECK(result.attempts_restored.size() == 3);
+  }
 }
 
 TEST_CASE("cancel stops an endless job and joins its threads", "[engine]") {
