@@ -1,13 +1,20 @@
 #include "connectors/changelog_file.hpp"
 
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "connectors/debezium_json.hpp"
 #include "connectors/source_options.hpp"
 #include "engine/error.hpp"
 #include "engine/value_codec.hpp"
@@ -25,12 +32,19 @@ struct RawRecord {
 };
 
 // Reads records from a file, tracking the byte offset and the line number of
-// the next one. A CSV record continues over line breaks inside quotes.
+// the next one. A CSV record continues over line breaks inside a quoted
+// field; a quote anywhere else opens nothing, so a stray one spoils only its
+// own line. A UTF-8 byte order mark at the start is passed over.
 class RecordReader {
  public:
   RecordReader(const std::string& path, bool csv) : path_(path), csv_(csv) {
     file_ = std::fopen(path.c_str(), "rb");
     if (file_ == nullptr) throw Error("cannot open changelog file " + path);
+    char bom[3];
+    if (std::fread(bom, 1, 3, file_) == 3 && std::string_view(bom, 3) == "\xEF\xBB\xBF") {
+      offset_ = 3;
+    }
+    seek(offset_, 1);
   }
   ~RecordReader() {
     if (file_) std::fclose(file_);
@@ -49,21 +63,19 @@ class RecordReader {
 
   std::optional<RawRecord> next() {
     RawRecord record{"", line_};
-    bool in_quotes = false;
+    CsvScan scan;
     while (true) {
       const ssize_t n = getline(&buffer_, &capacity_, file_);
       if (n < 0) {
-        if (record.text.empty() && !in_quotes) return std::nullopt;
-        break;  // a last line without a line break, or an unclosed quote
+        if (std::ferror(file_)) throw Error("cannot read " + path_ + ": " + std::strerror(errno));
+        if (record.text.empty()) return std::nullopt;
+        break;  // an unclosed quote at the end of the file
       }
       offset_ += n;
       ++line_;
-      std::string_view part(buffer_, static_cast<size_t>(n));
-      if (csv_) {
-        for (char c : part) in_quotes ^= c == '"';
-      }
+      const std::string_view part(buffer_, static_cast<size_t>(n));
       record.text.append(part);
-      if (!in_quotes) break;
+      if (!csv_ || !scan.ends_quoted(part)) break;
     }
     while (!record.text.empty() && (record.text.back() == '\n' || record.text.back() == '\r')) {
       record.text.pop_back();
@@ -74,7 +86,59 @@ class RecordReader {
   int64_t offset() const { return offset_; }
   int64_t line() const { return line_; }
 
+  /// The file's size now.
+  int64_t size() const {
+    struct stat st;
+    if (::fstat(::fileno(file_), &st) != 0) throw Error("cannot stat " + path_);
+    return st.st_size;
+  }
+
+  /// A fingerprint of what the file holds before byte `end`: its first and
+  /// its last few KiB there (FNV-1a), read without moving the read position.
+  uint64_t fingerprint(int64_t end) const {
+    constexpr int64_t kSpan = 4096;
+    uint64_t hash = 14695981039346656037ull;
+    std::vector<char> bytes;
+    for (const int64_t from : {int64_t{0}, std::max<int64_t>(0, end - kSpan)}) {
+      bytes.resize(static_cast<size_t>(std::min(kSpan, end - from)));
+      const ssize_t n = ::pread(::fileno(file_), bytes.data(), bytes.size(), from);
+      if (n < 0) throw Error("cannot read " + path_ + ": " + std::strerror(errno));
+      for (ssize_t i = 0; i < n; ++i)
+        hash = (hash ^ static_cast<unsigned char>(bytes[i])) * 1099511628211ull;
+    }
+    return hash;
+  }
+
  private:
+  // Follows RFC 4180's quoting across the lines of one record.
+  struct CsvScan {
+    bool quoted = false;       // inside a quoted field
+    bool field_start = true;   // at the first character of a field
+    bool just_closed = false;  // right after a quoted field's closing quote
+    // Whether a quoted field is still open at the end of `line`.
+    bool ends_quoted(std::string_view line) {
+      for (const char c : line) {
+        if (quoted) {
+          if (c == '"') {
+            quoted = false;
+            just_closed = true;
+          }
+          continue;
+        }
+        // A quote opens a field only at its start, or right after a closing
+        // one: that pair is an escaped quote ("").
+        if (c == '"' && (field_start || just_closed)) {
+          quoted = true;
+          field_start = just_closed = false;
+          continue;
+        }
+        field_start = c == ',';
+        just_closed = false;
+      }
+      return quoted;
+    }
+  };
+
   std::string path_;
   bool csv_;
   FILE* file_ = nullptr;
@@ -134,12 +198,13 @@ std::vector<CsvField> split_csv(std::string_view record) {
 // Parses changelog records of one format into rows.
 class RecordParser {
  public:
-  RecordParser(const ChangelogFileOptions& options) : options_(options) {}
+  RecordParser(const ChangelogFileOptions& options)
+      : options_(options), debezium_(options.schema.column_names()) {}
 
   /// Checks the CSV header.
   void check_header(const RawRecord& header) const {
     std::vector<std::string> expected = {"op"};
-    for (const auto& column : options_.schema.columns()) expected.push_back(column.name);
+    for (auto& name : options_.schema.column_names()) expected.push_back(std::move(name));
     std::vector<std::string> names;
     for (auto& field : split_csv(header.text)) names.push_back(field.text);
     if (names != expected) {
@@ -150,12 +215,13 @@ class RecordParser {
     }
   }
 
-  /// Appends the rows of `record` to `rows`; throws DataError saying what is wrong.
-  void parse(const RawRecord& record, std::vector<Row>& rows) const {
+  /// Appends the rows of `record` to `rows`; throws DataError saying what is
+  /// wrong. Returns false for a Debezium tombstone, which changes nothing.
+  bool parse(const RawRecord& record, std::vector<Row>& rows) const {
     if (options_.format == ChangelogFileOptions::Format::kCsv) {
       rows.push_back(parse_csv(record.text));
-    } else {
-      parse_debezium(record.text, rows);
+    } else if (!parse_debezium(record.text, rows)) {
+      return false;
     }
     for (const Row& row : rows) {
       if (!options_.mode.contains(row.kind)) {
@@ -165,6 +231,7 @@ class RecordParser {
                         " (source.changelog-mode)");
       }
     }
+    return true;
   }
 
  private:
@@ -193,65 +260,71 @@ class RecordParser {
     return row;
   }
 
-  void parse_debezium(std::string_view text, std::vector<Row>& rows) const {
-    nlohmann::json envelope;
-    try {
-      envelope = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw DataError(std::string("not JSON: ") + e.what());
-    }
-    if (envelope.is_object() && envelope.contains("payload")) envelope = envelope["payload"];
-    if (!envelope.is_object() || !envelope.contains("op") || !envelope["op"].is_string()) {
-      throw DataError("expected a Debezium envelope with \"op\"");
-    }
-    const std::string op = envelope["op"].get<std::string>();
-    const auto image = [&](const char* which) -> const nlohmann::json& {
-      const auto it = envelope.find(which);
-      if (it == envelope.end() || !it->is_object()) {
-        throw DataError(std::string("op \"") + op + "\" needs an object in \"" + which + "\"");
-      }
-      return *it;
+  bool parse_debezium(std::string_view text, std::vector<Row>& rows) const {
+    DebeziumEvent event = debezium_.parse(text);
+    if (event.tombstone) return false;
+    const std::string& op = event.op;
+    if (op.empty()) throw DataError("expected a Debezium envelope with \"op\"");
+    const auto image = [&](std::optional<JsonImage>& given, const char* which) -> JsonImage& {
+      if (!given) throw DataError("op \"" + op + "\" needs an object in \"" + which + "\"");
+      return *given;
     };
     if (op == "c" || op == "r") {
-      rows.push_back(json_row(RowKind::kInsert, image("after")));
+      rows.push_back(json_row(RowKind::kInsert, image(event.after, "after")));
     } else if (op == "u") {
-      if (envelope.contains("before") && envelope["before"].is_object()) {
-        rows.push_back(json_row(RowKind::kUpdateBefore, envelope["before"]));
+      Row after = json_row(RowKind::kUpdateAfter, image(event.after, "after"));
+      if (event.before) {
+        Row before = json_row(RowKind::kUpdateBefore, *event.before);
+        if (!same_key(before, after)) {
+          // The key changed: the old row goes, a new one comes.
+          before.kind = RowKind::kDelete;
+          after.kind = RowKind::kInsert;
+        }
+        rows.push_back(std::move(before));
       }
-      rows.push_back(json_row(RowKind::kUpdateAfter, image("after")));
+      rows.push_back(std::move(after));
     } else if (op == "d") {
-      rows.push_back(json_row(RowKind::kDelete, image("before")));
+      rows.push_back(json_row(RowKind::kDelete, image(event.before, "before")));
     } else {
       throw DataError("expected op c, r, u or d, got \"" + op + "\"");
     }
+    return true;
   }
 
-  Row json_row(RowKind kind, const nlohmann::json& image) const {
+  bool same_key(const Row& a, const Row& b) const {
+    for (size_t k : options_.schema.primary_key()) {
+      if (!(a.fields[k] == b.fields[k])) return false;
+    }
+    return true;
+  }
+
+  Row json_row(RowKind kind, JsonImage& image) const {
     Row row;
     row.kind = kind;
-    for (size_t c = 0; c < options_.schema.size(); ++c) {
-      const auto it = image.find(options_.schema.column(c).name);
-      row.fields.push_back(it == image.end() ? Value() : json_value(c, *it));
-    }
+    row.fields.reserve(image.size());
+    for (size_t c = 0; c < image.size(); ++c) row.fields.push_back(json_value(c, image[c]));
     check_key(row);
     return row;
   }
 
-  Value json_value(size_t c, const nlohmann::json& v) const {
-    if (v.is_null()) return Value();
+  Value json_value(size_t c, JsonField& v) const {
+    using Kind = JsonField::Kind;
+    if (v.kind == Kind::kAbsent || v.kind == Kind::kNull) return Value();
     const DataType& type = options_.schema.column(c).type;
-    if (v.is_string()) return parse_column(c, v.get<std::string>());
-    if (v.is_boolean() && type.id == TypeId::kBoolean) return Value::boolean(v.get<bool>());
-    if (v.is_number_integer() && type.id == TypeId::kTimestamp) {
+    if (v.kind == Kind::kString) return parse_column(c, v.text);
+    if (v.kind == Kind::kBoolean && type.id == TypeId::kBoolean)
+      return Value::boolean(v.text == "true");
+    if (v.kind == Kind::kNumber && type.id == TypeId::kTimestamp &&
+        v.text.find_first_of(".eE") == std::string::npos) {
       // Debezium's io.debezium.time.Timestamp: milliseconds since the epoch.
-      return Timestamp{v.get<int64_t>() * 1000};
+      return Timestamp{std::stoll(v.text) * 1000};
     }
-    if (v.is_number() && type.id != TypeId::kString && type.id != TypeId::kBoolean) {
-      // Shortest round-trip text of the number: exact up to 15 digits.
-      return parse_column(c, v.dump());
+    if (v.kind == Kind::kNumber && type.id != TypeId::kString && type.id != TypeId::kBoolean) {
+      // The number's own text, never a double's: a DECIMAL keeps every digit.
+      return parse_column(c, type.id == TypeId::kDecimal ? expand_exponent(v.text) : v.text);
     }
     throw DataError("column '" + options_.schema.column(c).name + "' expects " + type.to_string() +
-                    ", got " + v.dump());
+                    ", got " + (v.kind == Kind::kComposite ? "an object or array" : v.text));
   }
 
   Value parse_column(size_t c, std::string_view text) const {
@@ -278,6 +351,7 @@ class RecordParser {
   }
 
   const ChangelogFileOptions& options_;
+  const DebeziumParser debezium_;
 };
 
 class ChangelogFileSource final : public Source {
@@ -290,14 +364,20 @@ class ChangelogFileSource final : public Source {
   void open(OperatorContext& context) override {
     position_.emplace(context.value_state("position"));
     skipped_ = &context.counter("skipped");
+    tombstones_ = &context.counter("tombstones");
+    const auto saved = position_->get();
+    std::optional<std::vector<Value>> resume;
+    if (saved) {
+      resume = decode_values(*saved);
+      check_same_input(*resume, context);
+    }
     if (options_.format == ChangelogFileOptions::Format::kCsv) {
       const auto header = reader_.next();
       if (!header) throw ConfigError(options_.path + ": the file is empty; expected a header");
       parser_.check_header(*header);
     }
-    if (const auto saved = position_->get()) {
-      const auto values = decode_values(*saved);
-      reader_.seek(values.at(0).as_bigint(), values.at(1).as_bigint());
+    if (resume) {
+      reader_.seek(resume->at(0).as_bigint(), resume->at(1).as_bigint());
       spdlog::info("changelog-file {}: resuming at byte {} (line {})", options_.path,
                    reader_.offset(), reader_.line());
     }
@@ -315,7 +395,7 @@ class ChangelogFileSource final : public Source {
       if (record->text.empty()) continue;
       rows.clear();
       try {
-        parser_.parse(*record, rows);
+        if (!parser_.parse(*record, rows)) tombstones_->add(1);
       } catch (const DataError& e) {
         reject(*record, e.what());
         continue;
@@ -326,11 +406,43 @@ class ChangelogFileSource final : public Source {
   }
 
   void snapshot_state(int64_t) override {
-    position_->set(encode_values({Value(reader_.offset()), Value(reader_.line())}));
+    // The position, and what identifies the input it is a position in.
+    const int64_t offset = reader_.offset();
+    position_->set(encode_values({Value(offset), Value(reader_.line()), Value(absolute_path()),
+                                  Value(reader_.size()),
+                                  Value(static_cast<int64_t>(reader_.fingerprint(offset)))}));
     if (dead_letter_.is_open()) dead_letter_.flush();
   }
 
  private:
+  std::string absolute_path() const {
+    return std::filesystem::absolute(options_.path).lexically_normal().string();
+  }
+
+  // A checkpoint's position is a byte offset: it means something only in the
+  // file it was taken on, or that file grown since. Anything else refuses.
+  void check_same_input(const std::vector<Value>& saved, const OperatorContext& context) const {
+    if (saved.size() < 5) return;  // taken before checkpoints recorded the input
+    const int64_t offset = saved[0].as_bigint();
+    const std::string& path = saved[2].as_string();
+    const int64_t size = saved[3].as_bigint();
+    std::string differs;
+    if (path != absolute_path()) {
+      differs = "it is another file";
+    } else if (reader_.size() < size) {
+      differs = "it holds " + std::to_string(reader_.size()) + " bytes, fewer than the " +
+                std::to_string(size) + " it held then";
+    } else if (static_cast<int64_t>(reader_.fingerprint(offset)) != saved[4].as_bigint()) {
+      differs = "its first " + std::to_string(offset) + " bytes are not the ones read then";
+    }
+    if (differs.empty()) return;
+    throw ConfigError(
+        "changelog-file: checkpoint " + std::to_string(context.restored_checkpoint().value_or(0)) +
+        " of job '" + context.subtask().job_name + "' was taken reading " + path + " up to line " +
+        std::to_string(saved[1].as_bigint()) + "; " + absolute_path() + " is other input (" +
+        differs + "). Use restore=none to read it from the start, or another job.name");
+  }
+
   void reject(const RawRecord& record, const std::string& error) {
     const std::string where = options_.path + ":" + std::to_string(record.line);
     if (options_.on_error == ChangelogFileOptions::OnError::kFail) {
@@ -353,6 +465,7 @@ class ChangelogFileSource final : public Source {
   RecordParser parser_;
   std::optional<ValueState> position_;
   Counter* skipped_ = nullptr;
+  Counter* tombstones_ = nullptr;
   std::ofstream dead_letter_;
 };
 

@@ -13,16 +13,23 @@ namespace sluice {
 /// - CSV: a header naming `op` and then the schema's columns in order; each
 ///   line an op (+I, -U, +U, -D) and the values. An empty field is NULL, a
 ///   quoted empty one ("") the empty string; quoting follows RFC 4180 (quoted
-///   commas, doubled quotes, line breaks). A -D line may stop after the key.
+///   commas, doubled quotes, line breaks). A quote inside an unquoted field
+///   makes that one line malformed. A -D line may stop after the key.
 /// - Debezium JSON: one envelope per line, {"op": "c"|"r"|"u"|"d", "before":
-///   {...}, "after": {...}}, bare or inside "payload". c and r are +I, u is
-///   -U (if "before" is given) then +U, d is -D. DECIMALs should be strings;
-///   numbers with more than 15 significant digits lose precision in JSON.
+///   {...}, "after": {...}}, bare or inside "payload". c and r are +I; u is
+///   -U (if "before" is given) then +U, or -D of the old key then +I of the
+///   new one when the update changed the key; d is -D. Numbers keep every
+///   digit (a DECIMAL is read from the number's text, never a double).
+///   Tombstones (a `null` line, or a null "payload") are skipped and counted.
 ///
-/// Its checkpointed position is the byte offset of the next line, so a
-/// restored job reads on from there. A malformed line fails the job naming
-/// the file and line, or with `source.on-error=skip` is counted and written
-/// to `source.dead-letter` (one JSON object per line: file, line, error,
+/// Either may start with a UTF-8 byte order mark, and its last line may lack
+/// a line break. Its checkpointed position is the byte offset of the next
+/// line, with the file's path, size and a fingerprint of the bytes before
+/// that offset: a restore reads on from there in the same file (grown or
+/// not), and refuses another file, or this one rewritten, naming both and
+/// suggesting restore=none. A malformed line fails the job naming the file
+/// and line, or with `source.on-error=skip` is counted and written to
+/// `source.dead-letter` (one JSON object per line: file, line, error,
 /// record).
 struct ChangelogFileOptions {
   std::string path;

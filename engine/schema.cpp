@@ -47,6 +47,12 @@ size_t Schema::require(std::string_view name) const {
                     join_names(columns_));
 }
 
+std::vector<std::string> Schema::column_names() const {
+  std::vector<std::string> names;
+  for (const Column& column : columns_) names.push_back(column.name);
+  return names;
+}
+
 std::vector<std::string> Schema::primary_key_names() const {
   std::vector<std::string> names;
   for (size_t i : primary_key_) names.push_back(columns_[i].name);

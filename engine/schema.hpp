@@ -25,6 +25,7 @@ class Schema {
   const std::vector<Column>& columns() const { return columns_; }
   size_t size() const { return columns_.size(); }
   const Column& column(size_t i) const { return columns_[i]; }
+  std::vector<std::string> column_names() const;
 
   std::optional<size_t> index_of(std::string_view name) const;
   /// The index of `name`; throws ConfigError listing the columns if there is none.

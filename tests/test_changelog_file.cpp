@@ -1,10 +1,11 @@
-#include "connectors/changelog_file.hpp"
-
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "connectors/basic_sinks.hpp"
+#include "connectors/changelog_file.hpp"
+#include "connectors/debezium_json.hpp"
+#include "engine/checkpoint_storage.hpp"
 #include "engine/error.hpp"
 #include "engine/executor.hpp"
 #include "tests/support.hpp"
@@ -153,4 +154,144 @@ TEST_CASE("Debezium JSON envelopes become changelog rows", "[file]") {
   const FileRun bad = read_all(file_options(dir.write("bad.jsonl", "{\"op\":\"c\",\"after\":{\"id\":1}}\n{\"op\":\"x\"}\n"),
                                             ChangelogFileOptions::Format::kDebeziumJson));
   CHECK_THAT(bad.result.error, Catch::Contains("bad.jsonl:2: expected op c, r, u or d"));
+}
+
+TEST_CASE("a stray quote spoils only its own CSV line", "[file]") {
+  testing::TempDir dir;
+  ChangelogFileOptions options = file_options(dir.write("quotes.csv",
+                                                        "op,id,note,amount\n"
+                                                        "+I,1,a,1\n"
+                                                        "+I,2,ab\"c,2\n"
+                                                        "+I,3,\"x\"y,3\n"
+                                                        "+I,4,\"a \"\"b\"\"\nc\",4\n"
+                                                        "+I,5,e,5\n"));
+  options.on_error = ChangelogFileOptions::OnError::kSkip;
+  const FileRun run = read_all(options);
+  REQUIRE(run.result.finished());
+  // Before, the quote in line 3 opened a field that swallowed every line after it.
+  CHECK(run.rows == std::vector<Row>{Row(RowKind::kInsert, {1, "a", Decimal(100, 2)}),
+                                     Row(RowKind::kInsert, {4, "a \"b\"\nc", Decimal(400, 2)}),
+                                     Row(RowKind::kInsert, {5, "e", Decimal(500, 2)})});
+  CHECK(run.result.metrics.counter("file.skipped") == 2);
+}
+
+TEST_CASE("a byte order mark and a last line without a line break are read", "[file]") {
+  testing::TempDir dir;
+  const auto format =
+      GENERATE(ChangelogFileOptions::Format::kCsv, ChangelogFileOptions::Format::kDebeziumJson);
+  const std::string text =
+      format == ChangelogFileOptions::Format::kCsv
+          ? "\xEF\xBB\xBFop,id,note,amount\n+I,1,a,1\n+I,2,b,2"
+          : "\xEF\xBB\xBF{\"op\":\"c\",\"after\":{\"id\":1,\"note\":\"a\",\"amount\":1}}\n"
+            "{\"op\":\"c\",\"after\":{\"id\":2,\"note\":\"b\",\"amount\":2}}";
+  const FileRun run = read_all(file_options(dir.write("bom", text), format));
+  REQUIRE(run.result.finished());
+  CHECK(run.rows == std::vector<Row>{Row(RowKind::kInsert, {1, "a", Decimal(100, 2)}),
+                                     Row(RowKind::kInsert, {2, "b", Decimal(200, 2)})});
+}
+
+TEST_CASE("Debezium numbers keep every digit, tombstones are skipped, key changes split",
+          "[file]") {
+  testing::TempDir dir;
+  ChangelogFileOptions options = file_options(
+      dir.write(
+          "cdc.jsonl",
+          R"({"op":"c","after":{"id":1,"note":"a","amount":12345678901234567.89}})"
+          "\n"
+          "null\n"
+          R"({"schema":{"type":"struct","payload":1},"payload":null})"
+          "\n"
+          R"({"op":"c","after":{"id":2,"note":"b","amount":1.5e3,"extra":{"x":[1,2]}},"source":{"db":"x"}})"
+          "\n"
+          R"({"op":"u","before":{"id":2,"note":"b","amount":1500},"after":{"id":3,"note":"b","amount":-25E-2}})"
+          "\n"
+          R"({"payload":{"op":"d","before":{"id":3}}})"
+          "\n"),
+      ChangelogFileOptions::Format::kDebeziumJson);
+  options.schema = Schema::parse("id BIGINT, note STRING, amount DECIMAL(19,2), PRIMARY KEY (id)");
+  const FileRun run = read_all(options);
+  REQUIRE(run.result.finished());
+  const std::vector<Row> expected = {
+      Row(RowKind::kInsert, {1, "a", Decimal::parse("12345678901234567.89", 19, 2)}),
+      Row(RowKind::kInsert, {2, "b", Decimal(150000, 2)}),
+      // The key changed from 2 to 3: a delete of 2 and an insert of 3, not
+      // an update that would leave row 2 behind.
+      Row(RowKind::kDelete, {2, "b", Decimal(150000, 2)}),
+      Row(RowKind::kInsert, {3, "b", Decimal(-25, 2)}),
+      Row(RowKind::kDelete, {3, Value(), Value()}),
+  };
+  CHECK(run.rows == expected);
+  CHECK(run.result.metrics.counter("file.tombstones") == 2);
+  CHECK(run.result.metrics.counter("file.skipped") == 0);
+}
+
+TEST_CASE("JSON numbers written with an exponent expand exactly", "[file]") {
+  CHECK(expand_exponent("12.5") == "12.5");
+  CHECK(expand_exponent("1.25e3") == "1250");
+  CHECK(expand_exponent("1.25E+1") == "12.5");
+  CHECK(expand_exponent("-5E-2") == "-0.05");
+  CHECK(expand_exponent("123e-3") == "0.123");
+  CHECK(expand_exponent("7e0") == "7");
+  CHECK_THROWS_AS(expand_exponent("1e99999"), DataError);
+}
+
+namespace {
+
+// Reads `path` with checkpoints, from checkpoint `restore` if given.
+FileRun read_checkpointed(const std::string& path, const testing::TempDir& state,
+                          std::optional<int64_t> restore) {
+  auto collected = std::make_shared<CollectedRows>();
+  JobGraph graph("file-job");
+  graph.source("file", changelog_file_source(file_options(path)))
+      .sink("collect", collect_sink(collected));
+  RuntimeOptions runtime;
+  runtime.flush_interval = std::chrono::milliseconds(0);
+  runtime.checkpoint_interval = std::chrono::hours(1);  // the final one only
+  runtime.checkpoint_dir = state.path();
+  runtime.restart_attempts = 2;
+  if (restore) {
+    runtime.restore = RuntimeOptions::Restore::kCheckpoint;
+    runtime.restore_checkpoint = *restore;
+  }
+  FileRun run{Executor(runtime).run(graph), {}};
+  run.rows = collected->rows();
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("a checkpoint resumes only the file it was taken on, or that file grown", "[file]") {
+  testing::TempDir dir, state;
+  const std::string header = "op,id,note,amount\n";
+  const std::string path = dir.write("a.csv", header + "+I,1,a,1\n+I,2,b,2\n");
+  REQUIRE(read_checkpointed(path, state, std::nullopt).result.finished());
+  const int64_t id = *CheckpointStorage(state.path(), "file-job").latest();
+
+  SECTION("the same file, grown: only the new lines") {
+    dir.write("a.csv", header + "+I,1,a,1\n+I,2,b,2\n+I,3,c,3\n");
+    const FileRun run = read_checkpointed(path, state, id);
+    REQUIRE(run.result.finished());
+    CHECK(run.rows == std::vector<Row>{Row(RowKind::kInsert, {3, "c", Decimal(300, 2)})});
+  }
+  SECTION("another file") {
+    const FileRun run =
+        read_checkpointed(dir.write("b.csv", header + "+I,7,x,1\n+I,8,y,2\n+I,9,z,3\n"), state, id);
+    CHECK(run.result.status == JobResult::Status::kFailed);
+    CHECK(run.result.restarts == 0);
+    CHECK_THAT(run.result.error, Catch::Contains("is other input (it is another file)") &&
+                                     Catch::Contains("restore=none"));
+    CHECK(run.rows.empty());
+  }
+  SECTION("the same path, rewritten") {
+    dir.write("a.csv", header + "+I,7,x,1\n+I,8,y,2\n+I,9,z,3\n");
+    const FileRun run = read_checkpointed(path, state, id);
+    CHECK(run.result.status == JobResult::Status::kFailed);
+    CHECK_THAT(run.result.error, Catch::Contains("are not the ones read then"));
+  }
+  SECTION("the same path, truncated") {
+    dir.write("a.csv", header + "+I,1,a,1\n");
+    const FileRun run = read_checkpointed(path, state, id);
+    CHECK(run.result.status == JobResult::Status::kFailed);
+    CHECK_THAT(run.result.error, Catch::Contains("fewer than the"));
+  }
 }
