@@ -7,9 +7,12 @@
 #include <rocksdb/table.h>
 #include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdarg>
+#include <cstdio>
 
 #include "engine/error.hpp"
 
@@ -28,9 +31,33 @@ constexpr size_t kCacheBudget = 64 << 20;
 // Roughly what an unordered_map entry costs beyond its key and value.
 constexpr size_t kEntryOverhead = 64;
 
+// RocksDB's own log goes to spdlog's debug level rather than to a LOG file
+// beside the data: that file fills a full disk too, and RocksDB 7.8 asserts
+// when it writes to its log again after a failed write. Every error that
+// matters comes back as a Status, and is reported from there.
+class SpdlogLogger final : public rocksdb::Logger {
+ public:
+  SpdlogLogger() : rocksdb::Logger(rocksdb::InfoLogLevel::ERROR_LEVEL) {}
+  using rocksdb::Logger::Logv;
+  void Logv(const char* format, va_list ap) override {
+    Logv(rocksdb::InfoLogLevel::ERROR_LEVEL, format, ap);
+  }
+  void Logv(const rocksdb::InfoLogLevel level, const char* format, va_list ap) override {
+    if (level < GetInfoLogLevel() || !spdlog::should_log(spdlog::level::debug)) return;
+    char text[1024];
+    std::vsnprintf(text, sizeof text, format, ap);
+    spdlog::debug("rocksdb: {}", text);
+  }
+};
+
 rocksdb::Options store_options() {
+  static const auto logger = std::make_shared<SpdlogLogger>();
   rocksdb::Options options;
   options.create_if_missing = true;
+  options.info_log = logger;
+  // What is in the memtable at close is lost on purpose: a store is only
+  // ever restored from a snapshot, so flushing it would be wasted writes.
+  options.avoid_flush_during_shutdown = true;
   // Many subtasks may each hold a store: keep the memtables modest.
   options.write_buffer_size = 16 << 20;
   // Reads of absent keys (a new key of an aggregate) skip files by bloom filter.
@@ -80,6 +107,22 @@ void sync_path(const fs::path& path) {
 }
 
 StateStore::StateStore(rocksdb::DB* db, fs::path path) : db_(db), path_(std::move(path)) {}
+
+template <typename F>
+auto StateStore::reach_db(F&& f) -> decltype(f()) {
+  if (broken_.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(broken_mutex_);
+    throw Error(broken_error_ + " (the state store stopped at this error)");
+  }
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    std::lock_guard<std::mutex> lock(broken_mutex_);
+    if (broken_error_.empty()) broken_error_ = e.what();
+    broken_.store(true, std::memory_order_release);
+    throw;
+  }
+}
 
 StateStore::~StateStore() {
   try {
@@ -146,11 +189,14 @@ StateStore::Cached& StateStore::cache(std::string_view key, std::optional<std::s
 std::optional<std::string> StateStore::get(std::string_view key) {
   if (const auto it = cache_.find(std::string(key)); it != cache_.end()) return it->second.value;
   std::string value;
-  const rocksdb::Status status =
-      db_->Get(rocksdb::ReadOptions(), rocksdb::Slice(key.data(), key.size()), &value);
-  if (status.IsNotFound()) return cache(key, std::nullopt, false).value;
-  check(status, "reading");
-  return cache(key, value, false).value;
+  const bool found = reach_db([&] {
+    const rocksdb::Status status =
+        db_->Get(rocksdb::ReadOptions(), rocksdb::Slice(key.data(), key.size()), &value);
+    if (status.IsNotFound()) return false;
+    check(status, "reading");
+    return true;
+  });
+  return cache(key, found ? std::optional<std::string_view>(value) : std::nullopt, false).value;
 }
 
 void StateStore::put(std::string_view key, std::string_view value) { cache(key, value, true); }
@@ -180,7 +226,7 @@ void StateStore::write_back() {
       batch.Delete(*key);
     }
   }
-  check(db_->Write(no_wal(), &batch), "writing");
+  reach_db([&] { check(db_->Write(no_wal(), &batch), "writing"); });
 }
 
 void StateStore::wait_for_snapshot() {
@@ -193,36 +239,41 @@ void StateStore::wait_for_snapshot() {
 void StateStore::scan(std::string_view prefix,
                       const std::function<void(std::string_view, std::string_view)>& fn) {
   write_back();
-  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
-  for (it->Seek(rocksdb::Slice(prefix.data(), prefix.size()));
-       it->Valid() && it->key().starts_with(rocksdb::Slice(prefix.data(), prefix.size()));
-       it->Next()) {
-    fn(std::string_view(it->key().data(), it->key().size()),
-       std::string_view(it->value().data(), it->value().size()));
-  }
-  check(it->status(), "scanning");
+  reach_db([&] {
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+    for (it->Seek(rocksdb::Slice(prefix.data(), prefix.size()));
+         it->Valid() && it->key().starts_with(rocksdb::Slice(prefix.data(), prefix.size()));
+         it->Next()) {
+      fn(std::string_view(it->key().data(), it->key().size()),
+         std::string_view(it->value().data(), it->value().size()));
+    }
+    check(it->status(), "scanning");
+  });
 }
 
 std::shared_future<uint64_t> StateStore::snapshot(const fs::path& dir) {
   wait_for_snapshot();
-  snapshot_in_progress_ = std::async(std::launch::async, [this, dir, entries = take_dirty()]() mutable {
-    ingest(*db_, entries, path_.string() + "-ingest.sst");
-    rocksdb::Checkpoint* raw = nullptr;
-    check(rocksdb::Checkpoint::Create(db_.get(), &raw), "preparing a snapshot");
-    std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
-    fs::create_directories(dir.parent_path());
-    // The default log_size_for_flush of 0 flushes the memtable first (it
-    // holds what write_back() put there), which the snapshot needs since
-    // writes skip the write-ahead log.
-    check(checkpoint->CreateCheckpoint(dir.string()), "snapshot into " + dir.string());
-    uint64_t bytes = 0;
-    for (const auto& entry : fs::directory_iterator(dir)) {
-      bytes += entry.file_size();
-      sync_path(entry.path());
-    }
-    sync_path(dir);
-    return bytes;
-  }).share();
+  snapshot_in_progress_ =
+      std::async(std::launch::async, [this, dir, entries = take_dirty()]() mutable {
+        return reach_db([&] {
+          ingest(*db_, entries, path_.string() + "-ingest.sst");
+          rocksdb::Checkpoint* raw = nullptr;
+          check(rocksdb::Checkpoint::Create(db_.get(), &raw), "preparing a snapshot");
+          std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
+          fs::create_directories(dir.parent_path());
+          // The default log_size_for_flush of 0 flushes the memtable first (it
+          // holds what write_back() put there), which the snapshot needs since
+          // writes skip the write-ahead log.
+          check(checkpoint->CreateCheckpoint(dir.string()), "snapshot into " + dir.string());
+          uint64_t bytes = 0;
+          for (const auto& entry : fs::directory_iterator(dir)) {
+            bytes += entry.file_size();
+            sync_path(entry.path());
+          }
+          sync_path(dir);
+          return bytes;
+        });
+      }).share();
   return snapshot_in_progress_;
 }
 

@@ -1,10 +1,12 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -78,6 +80,11 @@ class StateStore {
   void write_back();
   /// Waits for the snapshot in progress, if any; rethrows its error.
   void wait_for_snapshot();
+  /// Runs `f`, which reaches RocksDB. After a first failure the store is
+  /// broken: every later call throws that error again without reaching
+  /// RocksDB, whose files must not be written after an I/O error.
+  template <typename F>
+  auto reach_db(F&& f) -> decltype(f());
 
   std::unique_ptr<rocksdb::DB> db_;
   std::filesystem::path path_;
@@ -85,6 +92,9 @@ class StateStore {
   std::vector<CacheEntry*> dirty_;  // nodes of cache_ never move
   size_t cache_bytes_ = 0;
   std::shared_future<uint64_t> snapshot_in_progress_;
+  std::atomic<bool> broken_{false};
+  std::mutex broken_mutex_;
+  std::string broken_error_;  // the first failure
 };
 
 /// Syncs a file or a directory to disk; throws sluice::Error on failure.

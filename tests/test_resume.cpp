@@ -90,3 +90,59 @@ TEST_CASE("SIGKILL at random instants always leaves a loadable latest checkpoint
   }
   CHECK(with_checkpoint >= 40);
 }
+
+TEST_CASE("a second run of a finished job on new input reads all of it, and fails on its bad line",
+          "[resume]") {
+  testing::TempDir dir;
+  const auto changes = [](int first, int count) {
+    std::string csv = "op,id,grp,v\n";
+    for (int i = first; i < first + count; ++i) {
+      csv += "+I," + std::to_string(i) + "," + std::to_string(i % 5) + ",1\n";
+    }
+    return csv;
+  };
+  const std::string command =
+      kCli +
+      " run aggregate --set source.kind=changelog-file"
+      " --set 'source.schema=id BIGINT, grp BIGINT, v BIGINT, PRIMARY KEY (id)'"
+      " --set aggregate.key=grp --set aggregate.value=v --set job.name=twice"
+      " --set restart.attempts=2 --set restart.delay=10ms"
+      " --set checkpoint.interval=50ms --set checkpoint.dir=" +
+      dir.path().string() + " --set source.path=";
+  const auto first = run_command(command + dir.write("a.csv", changes(0, 2000)));
+  REQUIRE(first.status == 0);
+
+  // B's first data line is malformed. A restart must not resume A's final
+  // checkpoint at A's offset inside B, skip the bad line and exit 0.
+  std::string bad = changes(2000, 2000);
+  bad.insert(bad.find('\n') + 1, "+I,oops,1,1\n");
+  const auto second = run_command(command + dir.write("b.csv", bad));
+  CHECK(second.status == 1);
+  CHECK_THAT(second.output, Catch::Contains("b.csv:2: column 'id'"));
+  CHECK_THAT(second.output, !Catch::Contains("restarting (") && Catch::Contains("not restarting"));
+
+  // Without the bad line every row of B is counted: 400 per group.
+  const auto third = run_command(command + dir.write("c.csv", changes(4000, 2000)));
+  REQUIRE(third.status == 0);
+  std::map<std::string, std::string> expected;
+  for (int g = 0; g < 5; ++g) expected[std::to_string(g)] = "400, 400";
+  CHECK(last_results(third.output) == expected);
+}
+
+TEST_CASE("a state directory that refuses writes fails the job cleanly; a rerun with room finishes",
+          "[resume]") {
+  testing::TempDir dir;
+  const std::string command = kCli +
+                              " run aggregate --set source.rows=100000 --set checkpoint.interval=1h"
+                              " --set restart.delay=10ms --set checkpoint.dir=" +
+                              dir.path().string();
+  // No file may grow past 16 KiB (EFBIG, as ENOSPC on a full disk); the
+  // final checkpoint's state is larger. SIGXFSZ ignored, so writes fail
+  // with an error rather than killing the process.
+  const auto limited = run_command("trap '' XFSZ; ulimit -f 16; " + command);
+  CHECK(limited.status == 1);  // not 134: RocksDB must not be driven into an assertion
+  CHECK_THAT(limited.output,
+             Catch::Contains("File too large") && Catch::Contains(dir.path().string()));
+  const auto rerun = run_command(command);
+  CHECK(rerun.status == 0);
+}

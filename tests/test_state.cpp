@@ -1,9 +1,11 @@
-#include "engine/state.hpp"
+#include <sys/resource.h>
 
 #include <catch2/catch.hpp>
+#include <csignal>
 
 #include "engine/checkpoint_storage.hpp"
 #include "engine/error.hpp"
+#include "engine/state.hpp"
 #include "engine/state_store.hpp"
 #include "engine/value_codec.hpp"
 #include "tests/support.hpp"
@@ -93,4 +95,45 @@ TEST_CASE("checkpoint metadata commits atomically and pruning keeps the newest",
   CHECK(storage.resumable() == 4);
   storage.mark_finished(4);
   CHECK_FALSE(storage.resumable());
+}
+
+TEST_CASE("after a failed write a state store fails every later call, never the process",
+          "[state]") {
+  testing::TempDir dir;
+  auto store = StateStore::open(dir.path() / "work", std::nullopt);
+  // 64 KiB that no file may hold: every write past 16 KiB fails with EFBIG,
+  // as a full disk fails with ENOSPC.
+  store->put("key", std::string(64 << 10, 'x'));
+  struct rlimit saved;
+  REQUIRE(getrlimit(RLIMIT_FSIZE, &saved) == 0);
+  const auto saved_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = saved;
+  small.rlim_cur = 16 << 10;
+  REQUIRE(setrlimit(RLIMIT_FSIZE, &small) == 0);
+  std::string first, second;
+  try {
+    store->snapshot(dir.path() / "chk-1").get();
+  } catch (const Error& e) {
+    first = e.what();
+  }
+  // RocksDB 7.8 aborts the process if its failed files are written again
+  // (its info log among them): the store must not reach them.
+  store->put("other", "value");
+  try {
+    store->snapshot(dir.path() / "chk-2").get();
+  } catch (const Error& e) {
+    second = e.what();
+  }
+  std::string on_read;
+  try {
+    (void)store->get("not cached");
+  } catch (const Error& e) {
+    on_read = e.what();
+  }
+  store.reset();
+  setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, saved_handler);
+  CHECK_THAT(first, Catch::Contains("File too large") && Catch::Contains(dir.path().string()));
+  CHECK_THAT(second, Catch::Contains("File too large"));
+  CHECK_THAT(on_read, Catch::Contains("stopped at this error"));
 }
