@@ -218,6 +218,10 @@ class MySqlSink final : public Sink {
     auto writer = std::make_unique<Writer>();
     writer->connection = std::make_unique<MySqlConnection>(options_.url);
     MySqlConnection& connection = *writer->connection;
+    // No gap locks: under REPEATABLE READ a delete of an absent key locks the
+    // gap, and a prepared XA transaction would hold that lock until its
+    // checkpoint completes, blocking another subtask's insert into the gap.
+    connection.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
     if (!table_checked_) {
       check_table(connection.describe_table(options_.table));
       if (exactly_once_) {
