@@ -60,6 +60,20 @@ TEST_CASE("changelog-to-mysql killed at random moments and rerun ends with the f
   CHECK(table.rows() == expected);
 }
 
+TEST_CASE("a value the server refuses fails the job at once, without restarts", "[mysql]") {
+  testing::TempDir dir;
+  testing::TestTable table("refused", "id BIGINT PRIMARY KEY, note VARCHAR(3) NOT NULL");
+  const std::string file = dir.write("changes.csv", "op,id,note\n+I,1,abc\n+I,2,too long\n");
+  const auto result = testing::run_command(
+      std::string(SLUICE_CLI) + " run changelog-to-mysql --set source.path=" + file +
+      " --set sink.url=" + std::getenv("SLUICE_MYSQL_URL") + " --set sink.table=" + table.name() +
+      " --set restart.attempts=3 --set restart.delay=10s --set checkpoint.dir=" + dir.path().string());
+  INFO(result.output);
+  CHECK(result.status == 1);
+  CHECK_THAT(result.output, Catch::Contains("MySQL error 1406") && Catch::Contains("not restarting") &&
+                                !Catch::Contains("restarting (") && !Catch::Contains("retrying"));
+}
+
 TEST_CASE("orders-exactly-once commits its XA transactions and finds the table matching", "[mysql][xa]") {
   testing::TempDir dir;
   const std::string table = testing::unique_name("orders_xa");
