@@ -4,15 +4,23 @@
 #include <cstdlib>
 #include <random>
 
+#include "connectors/mysql_xa.hpp"
+
 namespace sluice::testing {
 
-MySqlUrl test_mysql_url() {
+std::string test_mysql_url_text() {
   const char* url = std::getenv("SLUICE_MYSQL_URL");
   if (url == nullptr) {
     FAIL("SLUICE_MYSQL_URL is not set: run the tests through scripts/test, or run "
          "scripts/mariadb start and eval \"$(scripts/mariadb env)\" first");
   }
-  return MySqlUrl::parse(url);
+  return url;
+}
+
+MySqlUrl test_mysql_url() { return MySqlUrl::parse(test_mysql_url_text()); }
+
+void limit_lock_waits(MySqlConnection& connection) {
+  connection.execute("SET SESSION lock_wait_timeout = 10, innodb_lock_wait_timeout = 10");
 }
 
 std::string unique_name(const std::string& prefix) {
@@ -22,6 +30,7 @@ std::string unique_name(const std::string& prefix) {
 
 TestTable::TestTable(const std::string& prefix, const std::string& definition, const MySqlUrl& url)
     : name_(unique_name(prefix)), connection_(std::make_unique<MySqlConnection>(url)) {
+  limit_lock_waits(*connection_);
   connection_->execute("CREATE TABLE " + quote_identifier(name_) + " (" + definition + ")");
 }
 
@@ -35,6 +44,18 @@ TestTable::~TestTable() {
 
 std::vector<std::vector<std::optional<std::string>>> TestTable::rows() {
   return connection_->query("SELECT * FROM " + quote_identifier(name_) + " ORDER BY 1");
+}
+
+PreparedGuard::~PreparedGuard() {
+  try {
+    MySqlConnection connection(test_mysql_url());
+    limit_lock_waits(connection);
+    for (const Xid& xid : xa_recover(connection)) {
+      if (XidScheme::of_job(xid, job_)) connection.execute("XA ROLLBACK " + xid.sql());
+    }
+  } catch (const std::exception&) {
+    // The server may be gone (a test stopped it); nothing to roll back then.
+  }
 }
 
 TestDatabase::TestDatabase() : url_(test_mysql_url()) {

@@ -13,6 +13,13 @@ namespace sluice::testing {
 /// The server that scripts/test starts: SLUICE_MYSQL_URL (and
 /// SLUICE_MYSQL_PASSWORD). Fails the test, saying how to get one, if unset.
 MySqlUrl test_mysql_url();
+/// The same URL as text, for a command line.
+std::string test_mysql_url_text();
+
+/// Makes `connection` give up on a lock after 10 s instead of MariaDB's
+/// default of a day (metadata locks) or 50 s (row locks): a failed test that
+/// left a transaction prepared fails instead of hanging the suite.
+void limit_lock_waits(MySqlConnection& connection);
 
 /// A name no other test uses at the same time: `prefix` and a random suffix.
 std::string unique_name(const std::string& prefix);
@@ -33,6 +40,20 @@ class TestTable {
  private:
   std::string name_;
   std::unique_ptr<MySqlConnection> connection_;
+};
+
+/// Rolls back the XA transactions of `job` still prepared when it goes out
+/// of scope, however the test ended. Declare it after the TestTable those
+/// transactions lock, so that it goes first.
+class PreparedGuard {
+ public:
+  explicit PreparedGuard(std::string job) : job_(std::move(job)) {}
+  ~PreparedGuard();
+  PreparedGuard(const PreparedGuard&) = delete;
+  PreparedGuard& operator=(const PreparedGuard&) = delete;
+
+ private:
+  std::string job_;
 };
 
 /// A database made for one test and dropped after it; `url()` points at it.

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <random>
 #include <stdexcept>
 
 namespace sluice::testing {
@@ -25,6 +26,11 @@ std::string TempDir::write(const std::string& name, const std::string& text) con
   const std::string file = (path_ / name).string();
   std::ofstream(file) << text;
   return file;
+}
+
+uint64_t test_seed() {
+  if (const char* seed = std::getenv("SLUICE_TEST_SEED")) return std::stoull(seed);
+  return std::random_device{}();
 }
 
 CommandResult run_command(const std::string& command) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -30,5 +31,9 @@ struct CommandResult {
 
 /// Runs `command` through the shell and collects its output.
 CommandResult run_command(const std::string& command);
+
+/// A seed for a test's random choices: SLUICE_TEST_SEED if set, so that a
+/// failure can be replayed, else a fresh one. Print it with INFO.
+uint64_t test_seed();
 
 }  // namespace sluice::testing

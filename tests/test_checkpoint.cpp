@@ -332,25 +332,6 @@ TEST_CASE("restore refuses a missing checkpoint and a changed parallelism", "[ch
                     Catch::Contains("operator 'sum' with parallelism 2, now 3"));
 }
 
-TEST_CASE("restore=latest resumes an unfinished run, and a finished one starts afresh",
-          "[checkpoint]") {
-  testing::TempDir dir;
-  auto collected = std::make_shared<CollectedRows>();
-  const auto run = [&](RuntimeOptions options) {
-    JobGraph graph("resume");
-    graph.source("gen", datagen_source(slow_rows(400, 4000))).sink("collect", collect_sink(collected));
-    return Executor(options).run(graph);
-  };
-  RuntimeOptions options = checkpointing(dir, 1h);
-  options.restore = RuntimeOptions::Restore::kLatest;
-  REQUIRE(run(options).finished());
-  CHECK(collected->size() == 400);
-  const JobResult again = run(options);
-  REQUIRE(again.finished());
-  CHECK_FALSE(again.restored_from);
-  CHECK(collected->size() == 800);  // a new run: everything again
-}
-
 namespace {
 
 // What a PositionSource saw, shared with the test.
@@ -532,4 +513,37 @@ TEST_CASE("restored state that no record touches is carried into later checkpoin
   const auto counts = last_counts(out->rows());
   REQUIRE(counts.size() == 10);
   for (const auto& [k, count] : counts) CHECK(count == 11);
+}
+
+TEST_CASE("restore=latest resumes an unfinished run, and a finished one starts afresh",
+          "[checkpoint]") {
+  testing::TempDir dir;
+  auto log = std::make_shared<PositionLog>();
+  RuntimeOptions options = checkpointing(dir, 20ms);
+  options.restore = RuntimeOptions::Restore::kLatest;
+  options.restart_attempts = 0;
+  // Unfinished: it fails right after its first checkpoint, at row 500.
+  log->fail_after_checkpoint = true;
+  const JobResult failed =
+      run_positions(options, 1000, 0, log, std::make_shared<CollectedRows>(), 500);
+  REQUIRE(failed.status == JobResult::Status::kFailed);
+  std::optional<int64_t> completed;
+  for (const CheckpointStats& c : failed.metrics.checkpoints) {
+    if (c.completed) completed = c.id;
+  }
+  REQUIRE(completed);
+
+  const JobResult resumed =
+      run_positions(options, 1000, 0, log, std::make_shared<CollectedRows>(), 500);
+  REQUIRE(resumed.finished());
+  CHECK(resumed.restored_from == completed);
+  auto out = std::make_shared<CollectedRows>();
+  const JobResult again = run_positions(options, 1000, 0, log, out);
+  REQUIRE(again.finished());
+  CHECK_FALSE(again.restored_from);
+  // Where each run's source started: 0, then 500, then 0 again.
+  CHECK(log->started_at == std::vector<int64_t>{0, 500, 0});
+  const auto counts = last_counts(out->rows());
+  REQUIRE(counts.size() == 10);
+  for (const auto& [k, count] : counts) CHECK(count == 100);  // a new run, with no old state
 }

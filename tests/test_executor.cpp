@@ -395,8 +395,10 @@ TEST_CASE("under backpressure flush ticks coalesce and are all accounted for", "
 TEST_CASE("an exception in a map fails the run with its message and operator", "[engine]") {
   const bool chaining = GENERATE(true, false);
   const int parallelism = GENERATE(1, 2);
+  // Without end: the run can only end because the failure cancelled every task.
   DatagenOptions gen;
-  gen.rows = 100'000;
+  gen.rows = 0;
+  gen.keys = 0;
   auto collected = std::make_shared<CollectedRows>();
   JobGraph graph("explodes");
   std::atomic<int> seen{0};
@@ -414,7 +416,8 @@ TEST_CASE("an exception in a map fails the run with its message and operator", "
   CHECK(result.failed_operator == "explode");
   CHECK_THAT(result.error, Catch::Contains("operator 'explode'") &&
                                Catch::Contains("boom at record 5000"));
-  CHECK(collected->size() < 100'000);
+  // In one thread, the records before the failing one reached the sink.
+  if (chaining && parallelism == 1) CHECK(collected->size() == 4999);
 }
 
 TEST_CASE("an exception in a source or a sink fails the run naming it", "[engine]") {

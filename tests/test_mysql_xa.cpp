@@ -41,10 +41,12 @@ CrashRun crash_and_rerun(const Crash& crash, int rows, const std::string& checkp
   std::string csv = "op,seq,payload\n";
   for (int i = 0; i < rows; ++i) csv += "+I," + std::to_string(i) + ",row " + std::to_string(i) + "\n";
   const std::string job = testing::unique_name("xa-job");
+  const testing::PreparedGuard guard(job);
   const std::string command =
       std::string(SLUICE_CLI) + " run changelog-to-mysql --set job.name=" + job +
-      " --set source.path=" + dir.write("rows.csv", csv) + " --set source.changelog-mode=insert-only" +
-      " --set sink.url=" + std::getenv("SLUICE_MYSQL_URL") + " --set sink.table=" + table.name() +
+      " --set source.path=" + dir.write("rows.csv", csv) +
+      " --set source.changelog-mode=insert-only" +
+      " --set sink.url=" + testing::test_mysql_url_text() + " --set sink.table=" + table.name() +
       " --set sink.delivery=" + crash.delivery + " --set sink.buffer-flush.max-rows=5000" +
       " --set source.rate=20000 --set checkpoint.interval=" + checkpoint_interval +
       " --set checkpoint.dir=" + dir.path().string();
@@ -121,6 +123,7 @@ TEST_CASE("recovery rolls back its own leftovers and never another job's", "[mys
   testing::TestTable table("recovery", "id BIGINT PRIMARY KEY, balance BIGINT");
   const std::string job = testing::unique_name("xa-own");
   const std::string stranger = testing::unique_name("xa-stranger");
+  const testing::PreparedGuard own_guard(job), stranger_guard(stranger);
   // Two transactions left prepared by "earlier runs": one of the job, one not.
   std::vector<std::unique_ptr<MySqlConnection>> leftovers;
   std::vector<Xid> left;
