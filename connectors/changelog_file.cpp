@@ -17,6 +17,7 @@
 #include "connectors/debezium_json.hpp"
 #include "connectors/source_options.hpp"
 #include "engine/error.hpp"
+#include "engine/fault_point.hpp"
 #include "engine/value_codec.hpp"
 
 namespace sluice {
@@ -411,6 +412,7 @@ class ChangelogFileSource final : public Source {
     position_->set(encode_values({Value(offset), Value(reader_.line()), Value(absolute_path()),
                                   Value(reader_.size()),
                                   Value(static_cast<int64_t>(reader_.fingerprint(offset)))}));
+    fault_point("file-snapshot");
     if (dead_letter_.is_open()) dead_letter_.flush();
   }
 

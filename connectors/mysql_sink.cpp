@@ -84,6 +84,7 @@ class MySqlSink final : public Sink {
   }
 
   void open(SinkContext& context) override {
+    subtask_ = context.subtask().index;
     if (exactly_once_ && !context.checkpoints_enabled()) {
       throw ConfigError("sink.delivery=exactly-once commits at checkpoints: set checkpoint.interval above 0");
     }
@@ -104,7 +105,7 @@ class MySqlSink final : public Sink {
       xa_committed_ = &context.counter("xa.committed");
       xa_recovered_ = &context.counter("xa.recovered");
       xa_rolled_back_ = &context.counter("xa.rolled-back");
-      xids_.emplace(context.subtask().job_name, context.subtask().index);
+      xids_.emplace(context.subtask().job_name, subtask_);
       transactions_state_.emplace(context.list_state("xa-prepared"));
       buffer_state_.emplace(context.list_state("xa-buffered"));
       last_checkpoint_ = context.restored_checkpoint().value_or(0);
@@ -304,7 +305,7 @@ class MySqlSink final : public Sink {
     uint64_t affected = 0;
     size_t begin = 0;
     while (begin < rows.size()) {
-      if (begin > 0) fault_point("mid-flush");
+      if (begin > 0) fault_point("mid-flush", subtask_);
       size_t end = begin;
       size_t bytes = 0;
       while (end < rows.size() && end - begin < kRowsPerStatement) {
@@ -356,7 +357,7 @@ class MySqlSink final : public Sink {
       } catch (const MySqlError& e) {
         fail("preparing the transaction of checkpoint " + std::to_string(checkpoint) + " in", e);
       }
-      fault_point("after-prepare");
+      fault_point("after-prepare", subtask_);
       xa_prepared_->add(1);
       const uint64_t connection_id = writer_->connection->thread_id();
       prepared_.push_back({checkpoint, *open_xid_, connection_id, std::move(writer_)});
@@ -384,7 +385,7 @@ class MySqlSink final : public Sink {
   void commit_up_to(int64_t checkpoint) {
     while (!prepared_.empty() && prepared_.front().checkpoint <= checkpoint) {
       Prepared& p = prepared_.front();
-      fault_point("before-commit");
+      fault_point("before-commit", subtask_);
       try {
         p.writer->connection->execute("XA COMMIT " + p.xid.sql());
       } catch (const MySqlError& e) {
@@ -394,7 +395,7 @@ class MySqlSink final : public Sink {
         commit_elsewhere(other, p);
         p.writer.reset();
       }
-      fault_point("after-commit");
+      fault_point("after-commit", subtask_);
       xa_committed_->add(1);
       transactions_->add(1);
       committed_.push_back(p.xid);
@@ -452,6 +453,7 @@ class MySqlSink final : public Sink {
       commit_elsewhere(connection, p);
       xa_recovered_->add(1);
     }
+    fault_point("recovery-after-commits", subtask_);
     for (const Xid& xid : xa_recover(connection)) {
       if (!xids_->owns(xid)) continue;  // another job's, or another subtask's
       connection.execute("XA ROLLBACK " + xid.sql());
@@ -482,6 +484,7 @@ class MySqlSink final : public Sink {
 
   std::unique_ptr<Writer> writer_;
   bool table_checked_ = false;
+  int subtask_ = 0;
   uint64_t packet_budget_ = 1 << 20;
 
   // Exactly-once.

@@ -4,6 +4,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "engine/fault_point.hpp"
 #include "engine/task.hpp"
 
 namespace sluice {
@@ -107,6 +108,7 @@ void CheckpointCoordinator::complete() {
                                  .count();
   metadata.parallelism = parallelism_;
   metadata.states = checkpoint.states;
+  fault_point("checkpoint-before-commit");
   try {
     storage_.commit(metadata);
   } catch (const std::exception& e) {
@@ -115,6 +117,7 @@ void CheckpointCoordinator::complete() {
     abort(e.what());
     return;
   }
+  fault_point(checkpoint.final ? "final-checkpoint-after-commit" : "checkpoint-after-commit");
   // Committed: it is complete even if the old ones cannot go yet.
   try {
     storage_.prune(options_.checkpoints_retained);

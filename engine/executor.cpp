@@ -201,8 +201,9 @@ JobResult Executor::run(const JobGraph& graph) {
   // The checkpoint this run started from; a restart may restore only it or
   // one this run completed, never one of an earlier run.
   const std::optional<int64_t> started_from = restore_point(options_, graph.name());
-  if (started_from)
+  if (started_from) {
     spdlog::info("job {}: resuming from checkpoint {}", graph.name(), *started_from);
+  }
   std::optional<int64_t> restore = started_from;
 
   std::vector<CheckpointStats> checkpoints;

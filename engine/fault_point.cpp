@@ -12,19 +12,27 @@ namespace {
 
 struct Fault {
   std::string name;
-  long at = 0;
+  int subtask = -1;  // any
+  long at = 1;
   std::atomic<long> reached{0};
 };
 
+// Reads SLUICE_FAULT=<name>[@<subtask>][:<n>] once.
 Fault* configured_fault() {
-  static Fault* fault = [] () -> Fault* {
+  static Fault* fault = []() -> Fault* {
     const char* spec = std::getenv("SLUICE_FAULT");
     if (spec == nullptr) return nullptr;
-    const std::string text(spec);
-    const size_t colon = text.rfind(':');
+    std::string text(spec);
     auto* f = new Fault;
-    f->name = text.substr(0, colon);
-    f->at = colon == std::string::npos ? 1 : std::atol(text.c_str() + colon + 1);
+    if (const size_t colon = text.rfind(':'); colon != std::string::npos) {
+      f->at = std::atol(text.c_str() + colon + 1);
+      text.resize(colon);
+    }
+    if (const size_t at = text.rfind('@'); at != std::string::npos) {
+      f->subtask = std::atoi(text.c_str() + at + 1);
+      text.resize(at);
+    }
+    f->name = text;
     return f;
   }();
   return fault;
@@ -32,9 +40,10 @@ Fault* configured_fault() {
 
 }  // namespace
 
-void fault_point(std::string_view name) {
+void fault_point(std::string_view name, int subtask) {
   Fault* fault = configured_fault();
   if (fault == nullptr || fault->name != name) return;
+  if (fault->subtask >= 0 && fault->subtask != subtask) return;
   if (fault->reached.fetch_add(1) + 1 == fault->at) ::kill(::getpid(), SIGKILL);
 }
 

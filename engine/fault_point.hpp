@@ -5,9 +5,20 @@
 namespace sluice {
 
 /// A named place where crash tests may kill the process. With
-/// SLUICE_FAULT=<name>:<n> in the environment, the n-th time any thread
-/// reaches fault_point(<name>) the process dies of SIGKILL, as if the machine
-/// had lost power there (minus the page cache). Without it, a no-op.
-void fault_point(std::string_view name);
+/// SLUICE_FAULT=<name>[@<subtask>][:<n>] in the environment, the n-th time
+/// (default: the first) fault_point(<name>) is reached — by any thread, or
+/// with @<subtask> only by that subtask (0-based) — the process dies of
+/// SIGKILL, as if the machine had lost power there (minus the page cache).
+/// Without it, a no-op.
+///
+/// The points: in the checkpoint coordinator "checkpoint-before-commit"
+/// (every task saved its snapshot, the metadata is not written yet),
+/// "checkpoint-after-commit" (written, no task told yet) and
+/// "final-checkpoint-after-commit" (the same for the final checkpoint); in
+/// the changelog-file source "file-snapshot" (its position saved, the
+/// snapshot not yet taken); in the MySQL sink "mid-flush", "after-prepare",
+/// "before-commit", "after-commit" and "recovery-after-commits" (listed
+/// transactions committed, leftovers not yet rolled back).
+void fault_point(std::string_view name, int subtask = -1);
 
 }  // namespace sluice
