@@ -1,13 +1,20 @@
 #include "tests/support.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <stdexcept>
+#include <thread>
 
 namespace sluice::testing {
 
@@ -26,6 +33,61 @@ std::string TempDir::write(const std::string& name, const std::string& text) con
   const std::string file = (path_ / name).string();
   std::ofstream(file) << text;
   return file;
+}
+
+BackgroundCommand::BackgroundCommand(const std::string& command) {
+  const std::string shell = "exec " + command + " > " + (dir_.path() / "output").string() + " 2>&1";
+  pid_ = ::fork();
+  if (pid_ < 0) throw std::runtime_error("fork failed");
+  if (pid_ == 0) {
+    ::execl("/bin/sh", "sh", "-c", shell.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+}
+
+BackgroundCommand::~BackgroundCommand() {
+  if (pid_ > 0) kill();
+}
+
+CommandResult BackgroundCommand::kill() {
+  if (pid_ > 0) ::kill(pid_, SIGKILL);
+  return wait();
+}
+
+CommandResult BackgroundCommand::wait() {
+  CommandResult result;
+  if (pid_ <= 0) return result;
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::ifstream in(dir_.path() / "output");
+  result.output.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  return result;
+}
+
+bool wait_until(const std::function<bool()>& condition, std::chrono::seconds deadline) {
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw std::runtime_error("socket failed");
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = 0;
+  socklen_t length = sizeof address;
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
+  ::close(fd);
+  if (!ok) throw std::runtime_error("cannot find a free port");
+  return ntohs(address.sin_port);
 }
 
 uint64_t test_seed() {

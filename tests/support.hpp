@@ -1,7 +1,9 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 namespace sluice::testing {
@@ -31,6 +33,34 @@ struct CommandResult {
 
 /// Runs `command` through the shell and collects its output.
 CommandResult run_command(const std::string& command);
+
+/// A command started in the background through the shell; its output goes
+/// to a file. Killed (SIGKILL) if still running when this goes.
+class BackgroundCommand {
+ public:
+  explicit BackgroundCommand(const std::string& command);
+  ~BackgroundCommand();
+  BackgroundCommand(const BackgroundCommand&) = delete;
+  BackgroundCommand& operator=(const BackgroundCommand&) = delete;
+
+  /// SIGKILLs it (if it still runs) and collects it: status 137 if killed.
+  CommandResult kill();
+  /// Waits for it to end by itself.
+  CommandResult wait();
+
+ private:
+  TempDir dir_;
+  int pid_ = -1;
+};
+
+/// Polls `condition` until it holds or `deadline` passed (a deadline only a
+/// hang reaches); returns whether it held.
+bool wait_until(const std::function<bool()>& condition,
+                std::chrono::seconds deadline = std::chrono::seconds(60));
+
+/// A TCP port on 127.0.0.1 that was free a moment ago (the kernel's pick
+/// for port 0).
+int free_port();
 
 /// A seed for a test's random choices: SLUICE_TEST_SEED if set, so that a
 /// failure can be replayed, else a fresh one. Print it with INFO.

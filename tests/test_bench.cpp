@@ -10,7 +10,7 @@ using sluice::testing::run_command;
 // with its ratios. The numbers themselves are not checked: they depend on
 // the machine.
 TEST_CASE("sluice bench --quick runs every benchmark and reports it against its baselines",
-          "[bench]") {
+          "[bench][serial]") {
   sluice::testing::TempDir dir;
   const std::string json_path = (dir.path() / "bench.json").string();
   const std::string chart_path = (dir.path() / "bench.svg").string();

@@ -11,6 +11,7 @@
 #include "engine/error.hpp"
 #include "engine/executor.hpp"
 #include "tests/support.hpp"
+#include "tests/test_sources.hpp"
 #include "transforms/keyed_aggregate.hpp"
 
 using namespace sluice;
@@ -99,6 +100,84 @@ DatagenOptions orders(uint64_t rows) {
   gen.update_weight = 30;
   gen.delete_weight = 10;
   return gen;
+}
+
+// What a PositionSource saw, shared with the test.
+struct PositionLog {
+  std::mutex mutex;
+  std::vector<int64_t> started_at;                 // the position of every open(), in order
+  std::atomic<bool> fail_after_checkpoint{false};  // throw once after the next completion
+};
+
+// Emits (k = i % 10, v = 1) for i from its saved position up to `rows`, its
+// position saved at every checkpoint. At `hold_at` it waits until it heard
+// of a completed checkpoint; after the rows it stays idle until it heard of
+// `idle_checkpoints`, then ends.
+class PositionSource final : public Source {
+ public:
+  PositionSource(int64_t rows, int64_t hold_at, int idle_checkpoints,
+                 std::shared_ptr<PositionLog> log)
+      : rows_(rows), hold_at_(hold_at), idle_checkpoints_(idle_checkpoints), log_(std::move(log)) {}
+
+  void open(OperatorContext& context) override {
+    position_.emplace(context.value_state("position"));
+    if (const auto saved = position_->get()) next_ = std::stoll(*saved);
+    std::lock_guard<std::mutex> lock(log_->mutex);
+    log_->started_at.push_back(next_);
+  }
+  PollResult poll_next(Collector& out) override {
+    if (fail_now_) throw std::runtime_error("injected failure after a completed checkpoint");
+    if (next_ == hold_at_ && completed_ == 0) return PollResult::kNothingAvailable;
+    if (next_ < rows_) {
+      out.emit(Row(RowKind::kInsert, {Value(next_ % 10), Value(int64_t{1})}));
+      ++next_;
+      return PollResult::kMoreAvailable;
+    }
+    return completed_ >= idle_checkpoints_ ? PollResult::kEndOfInput
+                                           : PollResult::kNothingAvailable;
+  }
+  void snapshot_state(int64_t) override { position_->set(std::to_string(next_)); }
+  void notify_checkpoint_complete(int64_t) override {
+    ++completed_;
+    if (log_->fail_after_checkpoint.exchange(false)) fail_now_ = true;
+  }
+
+ private:
+  int64_t rows_;
+  int64_t hold_at_;
+  int idle_checkpoints_;
+  std::shared_ptr<PositionLog> log_;
+  std::optional<ValueState> position_;
+  int64_t next_ = 0;
+  int completed_ = 0;
+  bool fail_now_ = false;
+};
+
+const Schema kKeyValue({{"k", DataType::bigint()}, {"v", DataType::bigint()}});
+
+// position source -> count and sum per k -> collect.
+JobResult run_positions(const RuntimeOptions& options, int64_t rows, int idle_checkpoints,
+                        std::shared_ptr<PositionLog> log, std::shared_ptr<CollectedRows> out,
+                        int64_t hold_at = -1) {
+  JobGraph graph("positions");
+  Stream source = graph.source(
+      "numbers",
+      {.output = {kKeyValue, ChangelogMode::insert_only()}, .create = [=](const SubtaskInfo&) {
+         return std::make_unique<PositionSource>(rows, hold_at, idle_checkpoints, log);
+       }});
+  keyed_aggregate(source, "per-k", {"k"}, "v").sink("collect", collect_sink(out));
+  return Executor(options).run(graph);
+}
+
+// The count the aggregate last reported per k.
+std::map<int64_t, int64_t> last_counts(const std::vector<Row>& rows) {
+  std::map<int64_t, int64_t> counts;
+  for (const Row& row : rows) {
+    if (row.kind == RowKind::kInsert || row.kind == RowKind::kUpdateAfter) {
+      counts[row.fields[0].as_bigint()] = row.fields[1].as_bigint();
+    }
+  }
+  return counts;
 }
 
 }  // namespace
@@ -273,7 +352,14 @@ TEST_CASE("a checkpoint that outlives its timeout is aborted and a later one com
   testing::TempDir dir;
   auto log = std::make_shared<HookLog>();
   JobGraph graph("timeout");
-  graph.source("gen", datagen_source(slow_rows(3000, 3000))).sink("slow", hook_sink(log, 400ms)).disable_chaining();
+  // The source runs until two checkpoints completed: the first one, slow,
+  // times out; a later one completes while the source still runs.
+  graph
+      .source("gen", testing::rows_source(Schema({{"id", DataType::bigint()}}),
+                                          ChangelogMode::insert_only(),
+                                          {Row(RowKind::kInsert, {1})}, {.checkpoints = 2}))
+      .sink("slow", hook_sink(log, 400ms))
+      .disable_chaining();
   RuntimeOptions options = checkpointing(dir, 50ms);
   options.checkpoint_timeout = 150ms;
   const JobResult result = Executor(options).run(graph);
@@ -318,17 +404,14 @@ TEST_CASE("a job ends with a final checkpoint that its sinks hear of before it r
 
 TEST_CASE("checkpoint.retained=2 leaves exactly two checkpoints on disk", "[checkpoint]") {
   testing::TempDir dir;
-  JobGraph graph("retained");
-  DatagenOptions gen = orders(20'000);
-  gen.rate = 40'000;
-  keyed_aggregate(graph.source("orders", datagen_source(gen)), "sum", {"customer"}, "amount")
-      .sink("out", blackhole_sink());
   RuntimeOptions options = checkpointing(dir, 20ms);
   options.checkpoints_retained = 2;
-  const JobResult result = Executor(options).run(graph);
+  // The source ends once it heard of six completed checkpoints.
+  const JobResult result = run_positions(options, 1000, 6, std::make_shared<PositionLog>(),
+                                         std::make_shared<CollectedRows>());
   REQUIRE(result.finished());
   REQUIRE(result.metrics.checkpoints_completed() > 5);
-  const CheckpointStorage storage(dir.path(), "retained");
+  const CheckpointStorage storage(dir.path(), "positions");
   CHECK(storage.completed().size() == 2);
   size_t checkpoint_dirs = 0;
   for (const auto& entry : std::filesystem::directory_iterator(storage.job_dir())) {
@@ -364,88 +447,6 @@ TEST_CASE("restore refuses a missing checkpoint and a changed parallelism", "[ch
   CHECK_THROWS_WITH(Executor(options).run(rescaled),
                     Catch::Contains("operator 'sum' with parallelism 2, now 3"));
 }
-
-namespace {
-
-// What a PositionSource saw, shared with the test.
-struct PositionLog {
-  std::mutex mutex;
-  std::vector<int64_t> started_at;                 // the position of every open(), in order
-  std::atomic<bool> fail_after_checkpoint{false};  // throw once after the next completion
-};
-
-// Emits (k = i % 10, v = 1) for i from its saved position up to `rows`, its
-// position saved at every checkpoint. At `hold_at` it waits until it heard
-// of a completed checkpoint; after the rows it stays idle until it heard of
-// `idle_checkpoints`, then ends.
-class PositionSource final : public Source {
- public:
-  PositionSource(int64_t rows, int64_t hold_at, int idle_checkpoints,
-                 std::shared_ptr<PositionLog> log)
-      : rows_(rows), hold_at_(hold_at), idle_checkpoints_(idle_checkpoints), log_(std::move(log)) {}
-
-  void open(OperatorContext& context) override {
-    position_.emplace(context.value_state("position"));
-    if (const auto saved = position_->get()) next_ = std::stoll(*saved);
-    std::lock_guard<std::mutex> lock(log_->mutex);
-    log_->started_at.push_back(next_);
-  }
-  PollResult poll_next(Collector& out) override {
-    if (fail_now_) throw std::runtime_error("injected failure after a completed checkpoint");
-    if (next_ == hold_at_ && completed_ == 0) return PollResult::kNothingAvailable;
-    if (next_ < rows_) {
-      out.emit(Row(RowKind::kInsert, {Value(next_ % 10), Value(int64_t{1})}));
-      ++next_;
-      return PollResult::kMoreAvailable;
-    }
-    return completed_ >= idle_checkpoints_ ? PollResult::kEndOfInput
-                                           : PollResult::kNothingAvailable;
-  }
-  void snapshot_state(int64_t) override { position_->set(std::to_string(next_)); }
-  void notify_checkpoint_complete(int64_t) override {
-    ++completed_;
-    if (log_->fail_after_checkpoint.exchange(false)) fail_now_ = true;
-  }
-
- private:
-  int64_t rows_;
-  int64_t hold_at_;
-  int idle_checkpoints_;
-  std::shared_ptr<PositionLog> log_;
-  std::optional<ValueState> position_;
-  int64_t next_ = 0;
-  int completed_ = 0;
-  bool fail_now_ = false;
-};
-
-const Schema kKeyValue({{"k", DataType::bigint()}, {"v", DataType::bigint()}});
-
-// position source -> count and sum per k -> collect.
-JobResult run_positions(const RuntimeOptions& options, int64_t rows, int idle_checkpoints,
-                        std::shared_ptr<PositionLog> log, std::shared_ptr<CollectedRows> out,
-                        int64_t hold_at = -1) {
-  JobGraph graph("positions");
-  Stream source = graph.source(
-      "numbers",
-      {.output = {kKeyValue, ChangelogMode::insert_only()}, .create = [=](const SubtaskInfo&) {
-         return std::make_unique<PositionSource>(rows, hold_at, idle_checkpoints, log);
-       }});
-  keyed_aggregate(source, "per-k", {"k"}, "v").sink("collect", collect_sink(out));
-  return Executor(options).run(graph);
-}
-
-// The count the aggregate last reported per k.
-std::map<int64_t, int64_t> last_counts(const std::vector<Row>& rows) {
-  std::map<int64_t, int64_t> counts;
-  for (const Row& row : rows) {
-    if (row.kind == RowKind::kInsert || row.kind == RowKind::kUpdateAfter) {
-      counts[row.fields[0].as_bigint()] = row.fields[1].as_bigint();
-    }
-  }
-  return counts;
-}
-
-}  // namespace
 
 TEST_CASE("a restart resumes only from a checkpoint of its own run", "[checkpoint]") {
   testing::TempDir dir;

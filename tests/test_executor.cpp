@@ -12,6 +12,7 @@
 #include "connectors/datagen.hpp"
 #include "engine/error.hpp"
 #include "engine/executor.hpp"
+#include "tests/support.hpp"
 
 using namespace sluice;
 using namespace std::chrono_literals;
@@ -293,8 +294,13 @@ TEST_CASE("a sink fed by two upstream subtasks runs its flush action once per ti
       .sink("log", logging_sink(sink_log))
       .parallelism(1);
   Executor executor(with_flush(20ms));
+  // The sources run until the sink has acted on ten ticks.
   std::thread stopper([&] {
-    std::this_thread::sleep_for(600ms);
+    testing::wait_until([&] {
+      const JobMetrics m = executor.metrics();
+      const TaskSnapshot* sink = m.task_of("log");
+      return sink && sink->flush_acted >= 10;
+    });
     *stop = true;
   });
   const JobResult result = executor.run(graph);
@@ -491,7 +497,7 @@ TEST_CASE("cancel stops an endless job and joins its threads", "[engine]") {
   graph.source("gen", datagen_source(endless)).parallelism(2).rebalance().sink("out", blackhole_sink());
   Executor executor(with_flush(10ms));
   std::thread canceller([&] {
-    while (executor.metrics().records_in("out") < 10'000) std::this_thread::sleep_for(1ms);
+    testing::wait_until([&] { return executor.metrics().records_in("out") >= 10'000; });
     executor.cancel();
   });
   const JobResult result = executor.run(graph);

@@ -1,7 +1,6 @@
 // The MySQL sink through lost connections, a stopped server and crashes.
 #include <atomic>
 #include <catch2/catch.hpp>
-#include <random>
 #include <thread>
 
 #include "connectors/datagen.hpp"
@@ -112,16 +111,18 @@ TEST_CASE("a sink whose connection is killed retries and ends with the final sta
 }
 
 TEST_CASE("with the server stopped the sink fails after its retries with the server's error",
-          "[mysql]") {
+          "[mysql][serial]") {
   testing::TempDir dir;
-  const std::string port = std::to_string(20000 + std::random_device{}() % 10000);
+  const std::string port = std::to_string(testing::free_port());
   const std::string server = "SLUICE_MARIADB_DIR=" + dir.path().string() + " SLUICE_MARIADB_PORT=" + port +
                              " " + std::string(SLUICE_SOURCE_DIR) + "/scripts/mariadb ";
   REQUIRE(testing::run_command(server + "start").status == 0);
   const MySqlUrl url = MySqlUrl::parse("mysql://sluice@127.0.0.1:" + port + "/sluice");
   MySqlConnection(url).execute("CREATE TABLE orders (" + std::string(kOrdersTable) + ")");
+  // The server stops once the sink has committed some rows: mid-run.
   std::thread stopper([&] {
-    std::this_thread::sleep_for(700ms);
+    MySqlConnection watcher(url);
+    testing::wait_until([&] { return *watcher.query("SELECT COUNT(*) FROM orders")[0][0] != "0"; });
     testing::run_command(server + "stop");
   });
   const JobResult result = run_changelog(changelog(50'000, 10'000), url, "orders", 1, 2);

@@ -30,7 +30,7 @@ struct SinkRun {
 };
 
 SinkRun run_into(TestTable& table, std::vector<Row> rows, size_t max_rows,
-                 RuntimeOptions runtime = {}, std::chrono::milliseconds idle = 0ms,
+                 RuntimeOptions runtime = {}, testing::IdleUntil idle = {},
                  const Schema& schema = kAccounts) {
   MySqlSinkOptions options;
   options.url = testing::test_mysql_url();
@@ -105,17 +105,18 @@ TEST_CASE("each flush trigger alone causes a flush", "[mysql]") {
     options.table = table.name();
     options.max_rows = 0;
     JobGraph graph("signal");
-    graph.source("rows", testing::rows_source(kAccounts, ChangelogMode::all(), three, 1500ms))
+    // The source idles after its rows until the test saw them in the table.
+    const auto released = std::make_shared<std::atomic<bool>>(false);
+    graph
+        .source("rows", testing::rows_source(kAccounts, ChangelogMode::all(), three,
+                                             {.released = released}))
         .sink("mysql", mysql_sink(options, kAccounts));
     Executor executor(runtime);
     JobResult result;
     std::thread job([&] { result = executor.run(graph); });
-    // The rows show up while the source is still idle, long before its end.
     TextRows seen;
-    for (int i = 0; i < 100 && seen != expected; ++i) {
-      std::this_thread::sleep_for(10ms);
-      seen = table.rows();
-    }
+    testing::wait_until([&] { return (seen = table.rows()) == expected; });
+    *released = true;
     job.join();
     REQUIRE(result.finished());
     CHECK(seen == expected);
@@ -127,7 +128,7 @@ TEST_CASE("each flush trigger alone causes a flush", "[mysql]") {
     RuntimeOptions runtime;
     runtime.flush_interval = 0ms;
     runtime.checkpoint_interval = 100ms;
-    const SinkRun run = run_into(table, three, 0, runtime, 500ms);
+    const SinkRun run = run_into(table, three, 0, runtime, {.checkpoints = 1});
     CHECK(run.counter("flushes.barrier") == 1);
     CHECK(all_flushes(run) == 1);
     CHECK(table.rows() == expected);
@@ -171,7 +172,7 @@ TEST_CASE("values round-trip exactly through the sink", "[mysql]") {
       Row(RowKind::kInsert, {3, Value(), Value(), Value(), Value(), Value()}),
       Row(RowKind::kInsert, {4, Decimal(0, 10), long_text, 0.0, Value::boolean(true), Value()}),
   };
-  const SinkRun run = run_into(table, rows, 2, {}, 0ms, schema);
+  const SinkRun run = run_into(table, rows, 2, {}, {}, schema);
   INFO(run.result.error);
   REQUIRE(run.result.finished());
   const TextRows stored = table.rows();

@@ -56,10 +56,12 @@ TEST_CASE("a job killed and rerun resumes its file at the checkpointed offset", 
                               " --set checkpoint.interval=100ms --set checkpoint.dir=" +
                               dir.path().string();
 
-  // Throttled to 10000 records/s, killed after about a second.
-  const auto killed = run_command("timeout -s KILL 1.2 " + command + " --set source.rate=10000");
-  CHECK(killed.status == 137);
+  // Throttled to 10000 records/s, killed once its first checkpoint completed.
   const CheckpointStorage storage(dir.path(), "aggregate");
+  testing::BackgroundCommand throttled(command + " --set source.rate=10000");
+  CHECK(testing::wait_until([&] { return storage.latest().has_value(); }));
+  const auto killed = throttled.kill();
+  CHECK(killed.status == 137);
   const auto left = storage.resumable();
   REQUIRE(left);
   CHECK_FALSE(storage.read(*left).final);
