@@ -39,7 +39,8 @@ MySqlUrl bench_url() { return MySqlUrl::parse(std::getenv("SLUICE_MYSQL_URL")); 
 
 // An empty bench_orders table.
 std::unique_ptr<MySqlConnection> fresh_table() {
-  auto connection = std::make_unique<MySqlConnection>(bench_url(), true);
+  auto connection =
+      std::make_unique<MySqlConnection>(bench_url(), MySqlSession{.local_infile = true});
   connection->execute(std::string("CREATE TABLE IF NOT EXISTS ") + kTable + " (" + kTableDefinition + ")");
   connection->execute(std::string("TRUNCATE TABLE ") + kTable);
   return connection;

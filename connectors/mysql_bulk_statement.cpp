@@ -35,8 +35,10 @@ BulkStatement::BulkStatement(MySqlConnection& connection, std::string sql, std::
     : connection_(connection), sql_(std::move(sql)), types_(std::move(types)) {
   stmt_ = mysql_stmt_init(connection.raw());
   if (stmt_ == nullptr) connection.throw_error("mysql_stmt_init");
+  connection.call_starting();
   if (mysql_stmt_prepare(stmt_, sql_.data(), sql_.size()) != 0) {
-    const MySqlError error(mysql_stmt_errno(stmt_), "preparing " + sql_ + ": " + mysql_stmt_error(stmt_));
+    const MySqlError error = connection.error(mysql_stmt_errno(stmt_),
+                                              "preparing " + sql_ + ": " + mysql_stmt_error(stmt_));
     mysql_stmt_close(stmt_);
     throw error;
   }
@@ -113,10 +115,12 @@ uint64_t BulkStatement::execute(std::span<const Row* const> rows, const std::vec
     }
   }
   unsigned int size = static_cast<unsigned int>(n);
+  connection_.call_starting();
   if (mysql_stmt_attr_set(stmt_, STMT_ATTR_ARRAY_SIZE, &size) != 0 ||
       mysql_stmt_bind_param(stmt_, binds.data()) != 0 || mysql_stmt_execute(stmt_) != 0) {
-    throw MySqlError(mysql_stmt_errno(stmt_), std::string(mysql_stmt_error(stmt_)) + " (executing " +
-                                                  sql_.substr(0, 120) + ")");
+    throw connection_.error(
+        mysql_stmt_errno(stmt_),
+        std::string(mysql_stmt_error(stmt_)) + " (executing " + sql_.substr(0, 120) + ")");
   }
   return mysql_stmt_affected_rows(stmt_);
 }

@@ -4,6 +4,7 @@
 #include <mysql.h>
 #include <mysqld_error.h>
 
+#include <algorithm>
 #include <map>
 
 namespace sluice {
@@ -87,34 +88,95 @@ Schema TableInfo::schema() const {
   return Schema(std::move(out), primary_key);
 }
 
-MySqlConnection::MySqlConnection(const MySqlUrl& url, bool local_infile) : mysql_(mysql_init(nullptr)) {
+void MySqlCanceller::cancel() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  cancelled_ = true;
+  for (MySqlConnection* connection : connections_) connection->cancel();
+  woken_.notify_all();
+}
+
+bool MySqlCanceller::cancelled() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return cancelled_;
+}
+
+bool MySqlCanceller::sleep_for(std::chrono::milliseconds duration) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return !woken_.wait_for(lock, duration, [this] { return cancelled_; });
+}
+
+void MySqlCanceller::add(MySqlConnection* connection) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  connections_.insert(connection);
+  if (cancelled_) connection->cancel();
+}
+
+void MySqlCanceller::remove(MySqlConnection* connection) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  connections_.erase(connection);
+}
+
+MySqlConnection::MySqlConnection(const MySqlUrl& url, const MySqlSession& session)
+    : mysql_(mysql_init(nullptr)), timeout_(session.timeout), canceller_(session.canceller) {
   if (mysql_ == nullptr) throw MySqlError(CR_OUT_OF_MEMORY, "mysql_init failed");
   const my_bool no = 0;
   mysql_optionsv(mysql_, MYSQL_OPT_RECONNECT, &no);
   mysql_optionsv(mysql_, MYSQL_SET_CHARSET_NAME, "utf8mb4");
-  const unsigned timeout_s = 10;
-  mysql_optionsv(mysql_, MYSQL_OPT_CONNECT_TIMEOUT, &timeout_s);
-  if (local_infile) {
+  const unsigned connect_s = 10;
+  mysql_optionsv(mysql_, MYSQL_OPT_CONNECT_TIMEOUT, &connect_s);
+  const unsigned timeout_s = static_cast<unsigned>(std::max<int64_t>(1, timeout_.count()));
+  mysql_optionsv(mysql_, MYSQL_OPT_READ_TIMEOUT, &timeout_s);
+  mysql_optionsv(mysql_, MYSQL_OPT_WRITE_TIMEOUT, &timeout_s);
+  if (session.local_infile) {
     const unsigned yes = 1;
     mysql_optionsv(mysql_, MYSQL_OPT_LOCAL_INFILE, &yes);
   }
+  if (canceller_ && canceller_->cancelled()) {
+    mysql_close(mysql_);
+    throw MySqlError(CR_SERVER_LOST,
+                     "connecting to " + url.to_string() + ": the job was cancelled");
+  }
+  call_starting();
   if (mysql_real_connect(mysql_, url.host.empty() ? nullptr : url.host.c_str(), url.user.c_str(),
                          url.password.c_str(), url.database.c_str(), url.port,
                          url.socket.empty() ? nullptr : url.socket.c_str(), 0) == nullptr) {
-    const unsigned code = mysql_errno(mysql_);
-    const std::string message = mysql_error(mysql_);
+    const MySqlError failure =
+        error(mysql_errno(mysql_), "connecting to " + url.to_string() + ": " + mysql_error(mysql_));
     mysql_close(mysql_);
-    throw MySqlError(code, "connecting to " + url.to_string() + ": " + message);
+    throw failure;
   }
+  if (canceller_) canceller_->add(this);
 }
 
-MySqlConnection::~MySqlConnection() { mysql_close(mysql_); }
+MySqlConnection::~MySqlConnection() {
+  if (canceller_) canceller_->remove(this);
+  mysql_close(mysql_);
+}
+
+// Called with the canceller's lock held, from any thread: shuts the socket
+// down, so that a call blocked on it returns, and every later one fails.
+void MySqlConnection::cancel() { mariadb_cancel(mysql_); }
+
+MySqlError MySqlConnection::error(unsigned code, const std::string& message) const {
+  const bool lost =
+      code == CR_SERVER_LOST || code == CR_SERVER_GONE_ERROR || code == CR_SERVER_LOST_EXTENDED;
+  if (lost && canceller_ && canceller_->cancelled()) {
+    return MySqlError(code, message + " (the job was cancelled)");
+  }
+  if (lost && std::chrono::steady_clock::now() - call_started_ >=
+                  timeout_ - std::chrono::milliseconds(500)) {
+    return MySqlError(code, "the server did not answer within " + std::to_string(timeout_.count()) +
+                                " s (sink.socket-timeout): " + message);
+  }
+  return MySqlError(code, message);
+}
 
 void MySqlConnection::throw_error(const std::string& doing) const {
-  throw MySqlError(mysql_errno(mysql_), doing + ": " + mysql_error(mysql_));
+  throw error(mysql_errno(mysql_), doing + ": " + mysql_error(mysql_));
 }
 
 void MySqlConnection::execute(std::string_view sql) {
+  call_starting();
   if (mysql_real_query(mysql_, sql.data(), sql.size()) != 0) {
     throw_error(std::string(sql.substr(0, 200)));
   }
@@ -123,6 +185,7 @@ void MySqlConnection::execute(std::string_view sql) {
 }
 
 std::vector<std::vector<std::optional<std::string>>> MySqlConnection::query(std::string_view sql) {
+  call_starting();
   if (mysql_real_query(mysql_, sql.data(), sql.size()) != 0) {
     throw_error(std::string(sql.substr(0, 200)));
   }

@@ -1,8 +1,12 @@
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,13 +58,49 @@ struct TableInfo {
   Schema schema() const;
 };
 
+class MySqlConnection;
+
+/// Cancels, from any thread, every connection made with it: a call blocked
+/// on the server returns at once with a lost-connection error, and a
+/// connection made after cancel() fails at once.
+class MySqlCanceller {
+ public:
+  void cancel();
+  bool cancelled() const;
+  /// Waits `duration`, or less if cancel() comes first; returns whether it
+  /// waited it all.
+  bool sleep_for(std::chrono::milliseconds duration);
+
+ private:
+  friend class MySqlConnection;
+  void add(MySqlConnection* connection);
+  void remove(MySqlConnection* connection);
+
+  mutable std::mutex mutex_;
+  std::condition_variable woken_;
+  bool cancelled_ = false;
+  std::set<MySqlConnection*> connections_;
+};
+
+/// How a connection behaves.
+struct MySqlSession {
+  /// The longest a read or a write may wait on the server: a server that does
+  /// not answer within it counts as a lost connection. Default: 60 s.
+  std::chrono::seconds timeout{60};
+  /// Allows LOAD DATA LOCAL INFILE. Default: off.
+  bool local_infile = false;
+  /// What can cancel the connection's calls from another thread; none if null.
+  MySqlCanceller* canceller = nullptr;
+};
+
 /// One connection to a MySQL/MariaDB server. Automatic reconnection
 /// (MYSQL_OPT_RECONNECT) stays off: it would silently lose a transaction.
-/// Every failure throws MySqlError.
+/// Every failure throws MySqlError; one that came after the server was
+/// silent for the whole timeout says that the server did not answer.
 class MySqlConnection {
  public:
   /// Connects, with utf8mb4 and autocommit on.
-  explicit MySqlConnection(const MySqlUrl& url, bool local_infile = false);
+  explicit MySqlConnection(const MySqlUrl& url, const MySqlSession& session = {});
   ~MySqlConnection();
   MySqlConnection(const MySqlConnection&) = delete;
   MySqlConnection& operator=(const MySqlConnection&) = delete;
@@ -79,10 +119,20 @@ class MySqlConnection {
   TableInfo describe_table(const std::string& table);
 
   st_mysql* raw() const { return mysql_; }
+  /// Marks the start of a call to the server, for the error it may end in.
+  void call_starting() { call_started_ = std::chrono::steady_clock::now(); }
+  /// The error `code` with `message` of the call in progress.
+  MySqlError error(unsigned code, const std::string& message) const;
   [[noreturn]] void throw_error(const std::string& doing) const;
 
  private:
+  friend class MySqlCanceller;
+  void cancel();
+
   st_mysql* mysql_;
+  std::chrono::seconds timeout_;
+  MySqlCanceller* canceller_;
+  std::chrono::steady_clock::time_point call_started_;
 };
 
 /// `name` backquoted, with backquotes doubled: a safe SQL identifier.

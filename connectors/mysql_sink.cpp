@@ -85,6 +85,7 @@ class MySqlSink final : public Sink {
 
   void open(SinkContext& context) override {
     subtask_ = context.subtask().index;
+    context.register_cancel_action([this] { canceller_.cancel(); });
     if (exactly_once_ && !context.checkpoints_enabled()) {
       throw ConfigError("sink.delivery=exactly-once commits at checkpoints: set checkpoint.interval above 0");
     }
@@ -194,12 +195,14 @@ class MySqlSink final : public Sink {
         return;
       } catch (const MySqlError& e) {
         writer_.reset();
-        if (!e.retriable() || retry >= options_.max_retries) fail(doing, e, retry);
+        if (!e.retriable() || retry >= options_.max_retries || canceller_.cancelled()) {
+          fail(doing, e, retry);
+        }
         const auto wait = options_.retry_backoff * (1 << std::min(retry, 6));
         spdlog::warn("mysql sink {}: {}; retrying in {} ms on a new connection", options_.table,
                      e.what(), wait.count());
         retries_->add(1);
-        std::this_thread::sleep_for(wait);
+        if (!canceller_.sleep_for(wait)) fail(doing, e, retry);
       }
     }
   }
@@ -215,9 +218,12 @@ class MySqlSink final : public Sink {
     throw Error(message);
   }
 
+  // Every connection of the sink: bounded waits, cancelled with the job.
+  MySqlSession session() { return {.timeout = options_.socket_timeout, .canceller = &canceller_}; }
+
   std::unique_ptr<Writer> make_writer() {
     auto writer = std::make_unique<Writer>();
-    writer->connection = std::make_unique<MySqlConnection>(options_.url);
+    writer->connection = std::make_unique<MySqlConnection>(options_.url, session());
     MySqlConnection& connection = *writer->connection;
     // No gap locks: under REPEATABLE READ a delete of an absent key locks the
     // gap, and a prepared XA transaction would hold that lock until its
@@ -391,7 +397,7 @@ class MySqlSink final : public Sink {
       } catch (const MySqlError& e) {
         if (!e.retriable()) fail("committing " + p.xid.to_string() + " in", e);
         // Its connection died after the prepare: commit from another one.
-        MySqlConnection other(options_.url);
+        MySqlConnection other(options_.url, session());
         commit_elsewhere(other, p);
         p.writer.reset();
       }
@@ -482,6 +488,7 @@ class MySqlSink final : public Sink {
   std::vector<Row> appended_;
   size_t records_since_flush_ = 0;
 
+  MySqlCanceller canceller_;  // declared before, so destroyed after, every connection it cancels
   std::unique_ptr<Writer> writer_;
   bool table_checked_ = false;
   int subtask_ = 0;
@@ -552,6 +559,10 @@ std::vector<OptionSpec> mysql_sink_option_specs() {
        .type = OptionType::kInteger,
        .default_value = "3",
        .doc = "retries of a flush after a lost connection or a deadlock"},
+      {.key = "sink.socket-timeout",
+       .type = OptionType::kDuration,
+       .default_value = "60s",
+       .doc = "the longest a call may wait on the server; then it counts as a lost connection"},
       {.key = "sink.parallelism",
        .type = OptionType::kInteger,
        .doc = "subtasks of the sink; its input is hash-partitioned by the key",
@@ -568,6 +579,9 @@ MySqlSinkOptions MySqlSinkOptions::from(const Config& config) {
   if (const auto mode = config.find("sink.mode")) options.mode = *mode == "append" ? Mode::kAppend : Mode::kUpsert;
   options.max_rows = static_cast<size_t>(config.get_int("sink.buffer-flush.max-rows"));
   options.max_retries = static_cast<int>(config.get_int("sink.max-retries"));
+  options.socket_timeout = std::max(
+      std::chrono::seconds(1),
+      std::chrono::duration_cast<std::chrono::seconds>(config.get_duration("sink.socket-timeout")));
   options.delivery = config.get_string("sink.delivery") == "exactly-once" ? Delivery::kExactlyOnce
                                                                           : Delivery::kAtLeastOnce;
   options.parallelism = static_cast<int>(config.get_int(config.find("sink.parallelism") ? "sink.parallelism"

@@ -36,6 +36,10 @@ struct MySqlSinkOptions {
   int max_retries = 3;
   /// First wait before a retry, doubling each time. Default: 100ms.
   std::chrono::milliseconds retry_backoff{100};
+  /// The longest one call may wait on the server (read and write timeout):
+  /// a server that does not answer within it counts as a lost connection.
+  /// Default: 60 s.
+  std::chrono::seconds socket_timeout{60};
   /// Subtasks writing; with more than one, the engine hash-partitions the
   /// input by the key. Default: 1.
   int parallelism = 1;

@@ -218,7 +218,8 @@ const std::vector<OptionSpec>& engine_option_specs() {
       {.key = "restart.attempts",
        .type = OptionType::kInteger,
        .default_value = "3",
-       .doc = "in-process restarts of a failed job, each from its latest checkpoint"},
+       .doc = "in-process restarts of a failed job, from the latest checkpoint this run completed "
+              "or the one it started from; a failure that would repeat is not restarted"},
       {.key = "restart.delay",
        .type = OptionType::kDuration,
        .default_value = "1s",

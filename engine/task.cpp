@@ -78,8 +78,11 @@ class SinkLink final : public Collector {
 void JobRunState::fail(TaskFailure failure) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!failure_) {
+    if (!failure_ && !is_cancelled()) {
       failure_ = std::move(failure);
+    } else if (!failure_) {
+      spdlog::debug("operator '{}' (subtask {}) stopped by the cancellation: {}",
+                    failure.operator_name, failure.subtask + 1, failure.message);
     } else {
       spdlog::warn("operator '{}' (subtask {}) also failed: {}", failure.operator_name,
                    failure.subtask + 1, failure.message);
@@ -91,6 +94,7 @@ void JobRunState::fail(TaskFailure failure) {
 void JobRunState::cancel() {
   cancelled_.store(true, std::memory_order_release);
   for (Notifier* notifier : notifiers_) notifier->notify();
+  for (const auto& interrupt : interrupts_) interrupt();
 }
 
 std::optional<TaskFailure> JobRunState::failure() const {
@@ -109,6 +113,10 @@ class Task::Context final : public SinkContext {
   }
   void register_flush_action(std::function<void()> action) override {
     task_.flush_action_ = std::move(action);
+  }
+  void register_cancel_action(std::function<void()> action) override {
+    std::lock_guard<std::mutex> lock(task_.cancel_mutex_);
+    task_.cancel_action_ = std::move(action);
   }
 
   ValueState value_state(const std::string& name) override { return ValueState(store_, name); }
@@ -180,7 +188,7 @@ Task::Task(const JobGraph& graph, const PlanChain& chain, int subtask,
     metrics_.operators[i].name = graph_.nodes()[nodes_[i]].name;
     metrics_.name += (i == 0 ? "" : " -> ") + metrics_.operators[i].name;
   }
-  job_.watch(&notifier_);
+  job_.watch(&notifier_, [this] { interrupt(); });
 }
 
 Task::~Task() = default;
@@ -258,7 +266,17 @@ void Task::open_chain() {
   }
 }
 
+void Task::interrupt() {
+  std::lock_guard<std::mutex> lock(cancel_mutex_);
+  if (cancel_action_) cancel_action_();
+}
+
 void Task::close_chain() {
+  {
+    // Cancellation must not reach a sink that is going away.
+    std::lock_guard<std::mutex> lock(cancel_mutex_);
+    cancel_action_ = nullptr;
+  }
   // Snapshots still being written need their stores.
   snapshots_in_progress_.clear();
   // Operators are destroyed here, on the thread that used them, sink first.

@@ -38,18 +38,26 @@ class JobRunState {
   const std::atomic<bool>& cancelled() const { return cancelled_; }
   bool is_cancelled() const { return cancelled_.load(std::memory_order_acquire); }
 
-  /// Records `failure` if it is the first, logs it otherwise; cancels the job.
+  /// Records `failure` if it is the first and the job was not cancelled
+  /// before (then it is what the cancellation caused), logs it otherwise;
+  /// cancels the job.
   void fail(TaskFailure failure);
-  /// Stops every task: blocked ones wake up and unwind.
+  /// Stops every task: blocked ones wake up and unwind, and each runs what
+  /// interrupts its calls outside the engine.
   void cancel();
-  /// The task notifiers that cancel() wakes; set before any task starts.
-  void watch(Notifier* notifier) { notifiers_.push_back(notifier); }
+  /// A task's notifier, which cancel() wakes, and what interrupts its calls;
+  /// every task's is added before any task starts.
+  void watch(Notifier* notifier, std::function<void()> interrupt) {
+    notifiers_.push_back(notifier);
+    interrupts_.push_back(std::move(interrupt));
+  }
 
   std::optional<TaskFailure> failure() const;
 
  private:
   std::atomic<bool> cancelled_{false};
   std::vector<Notifier*> notifiers_;
+  std::vector<std::function<void()>> interrupts_;
   mutable std::mutex mutex_;
   std::optional<TaskFailure> failure_;
 };
@@ -100,6 +108,8 @@ class Task {
   void notify_checkpoint_aborted(int64_t id);
   /// Sources, after the final checkpoint: end the stream.
   void finish_stream() { stream_finished_ = true; }
+  /// Any thread, on cancellation: runs the sink's cancel action, if any.
+  void interrupt();
 
  private:
   class Context;
@@ -151,6 +161,8 @@ class Task {
   Sink* sink_ = nullptr;
   std::function<void()> flush_action_;
   int64_t last_tick_ = 0;
+  std::mutex cancel_mutex_;  // guards cancel_action_, which other threads run
+  std::function<void()> cancel_action_;
 
   // Checkpoints and the end of the stream.
   std::optional<int64_t> aligning_;  // the barrier being aligned

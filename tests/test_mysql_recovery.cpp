@@ -1,6 +1,11 @@
 // The MySQL sink through lost connections, a stopped server and crashes.
+#include <signal.h>
+#include <sys/syscall.h>
+
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "connectors/datagen.hpp"
@@ -52,19 +57,23 @@ TextRows final_state(const DatagenOptions& gen, int parallelism = 1) {
   return text;
 }
 
+// Runs the changelog into `table`, with `executor` if given.
 JobResult run_changelog(const DatagenOptions& gen, const MySqlUrl& url, const std::string& table,
-                        int sink_parallelism = 1, int max_retries = 3) {
+                        int sink_parallelism = 1, int max_retries = 3,
+                        std::chrono::seconds socket_timeout = 60s, Executor* executor = nullptr) {
   MySqlSinkOptions options;
   options.url = url;
   options.table = table;
   options.max_rows = 500;
   options.max_retries = max_retries;
   options.retry_backoff = 50ms;
+  options.socket_timeout = socket_timeout;
   JobGraph graph("mysql-recovery");
   graph.source("orders", datagen_source(gen)).sink("mysql", mysql_sink(options, kOrders)).parallelism(sink_parallelism);
   RuntimeOptions runtime;
   runtime.flush_interval = 50ms;
-  return Executor(runtime).run(graph);
+  Executor own(runtime);
+  return (executor ? *executor : own).run(graph);
 }
 
 }  // namespace
@@ -110,25 +119,104 @@ TEST_CASE("a sink whose connection is killed retries and ends with the final sta
   CHECK(table.rows() == final_state(gen));
 }
 
+namespace {
+
+// A MariaDB server of the test's own (scripts/mariadb, on a port the kernel
+// picked) holding a table `orders`; gone with this.
+class PrivateServer {
+ public:
+  PrivateServer()
+      : script_("SLUICE_MARIADB_DIR=" + dir_.path().string() +
+                " SLUICE_MARIADB_PORT=" + std::to_string(testing::free_port()) + " " +
+                std::string(SLUICE_SOURCE_DIR) + "/scripts/mariadb ") {
+    REQUIRE(testing::run_command(script_ + "start").status == 0);
+    const auto env = testing::run_command(script_ + "env").output;
+    const size_t at = env.find("mysql://");
+    url_ = MySqlUrl::parse(env.substr(at, env.find('\'', at) - at));
+    MySqlConnection(url_).execute("CREATE TABLE orders (" + std::string(kOrdersTable) + ")");
+    pid_ = std::stoi(testing::run_command(script_ + "pid").output);
+  }
+  ~PrivateServer() {
+    ::kill(pid_, SIGCONT);
+    testing::run_command(script_ + "stop");
+  }
+  const MySqlUrl& url() const { return url_; }
+  void stop() { testing::run_command(script_ + "stop"); }
+  /// SIGSTOP: the server keeps its connections and answers nothing.
+  void freeze() { ::kill(pid_, SIGSTOP); }
+  /// Waits until the sink committed rows into `orders`: it is mid-run.
+  void wait_for_rows() const {
+    MySqlConnection watcher(url_);
+    testing::wait_until([&] { return *watcher.query("SELECT COUNT(*) FROM orders")[0][0] != "0"; });
+  }
+
+ private:
+  testing::TempDir dir_;
+  std::string script_;
+  MySqlUrl url_;
+  int pid_ = 0;
+};
+
+// Whether a thread of this process whose name starts with `name` is inside
+// poll() (how the MySQL client waits on its socket), by /proc.
+bool thread_waits_on_socket(const std::string& name) {
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm"), syscall(task.path() / "syscall");
+    std::string thread_name;
+    long number = -1;
+    if (std::getline(comm, thread_name) && thread_name.rfind(name, 0) == 0 && (syscall >> number) &&
+        (number == SYS_poll || number == SYS_ppoll)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 TEST_CASE("with the server stopped the sink fails after its retries with the server's error",
           "[mysql][serial]") {
-  testing::TempDir dir;
-  const std::string port = std::to_string(testing::free_port());
-  const std::string server = "SLUICE_MARIADB_DIR=" + dir.path().string() + " SLUICE_MARIADB_PORT=" + port +
-                             " " + std::string(SLUICE_SOURCE_DIR) + "/scripts/mariadb ";
-  REQUIRE(testing::run_command(server + "start").status == 0);
-  const MySqlUrl url = MySqlUrl::parse("mysql://sluice@127.0.0.1:" + port + "/sluice");
-  MySqlConnection(url).execute("CREATE TABLE orders (" + std::string(kOrdersTable) + ")");
-  // The server stops once the sink has committed some rows: mid-run.
+  PrivateServer server;
   std::thread stopper([&] {
-    MySqlConnection watcher(url);
-    testing::wait_until([&] { return *watcher.query("SELECT COUNT(*) FROM orders")[0][0] != "0"; });
-    testing::run_command(server + "stop");
+    server.wait_for_rows();
+    server.stop();
   });
-  const JobResult result = run_changelog(changelog(50'000, 10'000), url, "orders", 1, 2);
+  const JobResult result = run_changelog(changelog(50'000, 10'000), server.url(), "orders", 1, 2);
   stopper.join();
-  testing::run_command(server + "stop");
   CHECK(result.status == JobResult::Status::kFailed);
   CHECK_THAT(result.error, Catch::Contains("failed after 2 retries") && Catch::Contains("MySQL error 20"));
   CHECK(result.metrics.counter("mysql.retries") == 2);
+}
+
+TEST_CASE("a server that stops answering fails the job within the socket timeout, saying so",
+          "[mysql][serial]") {
+  PrivateServer server;
+  std::thread freezer([&] {
+    server.wait_for_rows();
+    server.freeze();
+  });
+  // Without a timeout the sink's next call would wait for ever.
+  const JobResult result = run_changelog(changelog(0, 10'000), server.url(), "orders", 1, 1, 2s);
+  freezer.join();
+  CHECK(result.status == JobResult::Status::kFailed);
+  CHECK_THAT(result.error, Catch::Contains("the server did not answer within 2 s"));
+}
+
+TEST_CASE("cancelling a job interrupts a call blocked on a silent server", "[mysql][serial]") {
+  PrivateServer server;
+  Executor executor;
+  std::thread canceller([&] {
+    server.wait_for_rows();
+    server.freeze();
+    // Once the sink is blocked on the frozen server: it cannot return by
+    // itself for an hour.
+    testing::wait_until([] { return thread_waits_on_socket("sluice-orders"); });
+    executor.cancel();
+  });
+  const auto timeout = std::chrono::hours(1);
+  const JobResult result =
+      run_changelog(changelog(0, 10'000), server.url(), "orders", 1, 3, timeout, &executor);
+  canceller.join();
+  CHECK(result.status == JobResult::Status::kCancelled);
+  CHECK(result.duration < std::chrono::minutes(30));  // the call was interrupted, not timed out
 }
