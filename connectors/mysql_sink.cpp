@@ -12,8 +12,9 @@
 #include "connectors/mysql_bulk_statement.hpp"
 #include "connectors/mysql_connection.hpp"
 #include "connectors/mysql_xa.hpp"
-#include "engine/fault_point.hpp"
+#include "connectors/upsert_buffer.hpp"
 #include "engine/error.hpp"
+#include "engine/fault_point.hpp"
 #include "engine/value_codec.hpp"
 
 namespace sluice {
@@ -47,6 +48,26 @@ MySqlSinkOptions::Mode mode_of(const MySqlSinkOptions& options, const std::vecto
   return key.empty() ? MySqlSinkOptions::Mode::kAppend : MySqlSinkOptions::Mode::kUpsert;
 }
 
+std::vector<size_t> key_indexes(const Schema& schema, const std::vector<std::string>& names) {
+  std::vector<size_t> indexes;
+  for (const auto& name : names) indexes.push_back(schema.require(name));
+  return indexes;
+}
+
+// Whether two values of a key column of `type` that differ as bytes are
+// different keys to the table, too. Not so for a string under a collation
+// that ignores case, accents or trailing spaces, nor for a double's -0.
+bool is_exact_key_column(const DataType& type) {
+  return type.id != TypeId::kString && type.id != TypeId::kDouble;
+}
+
+// Whether the buffer must keep the order of changes across keys (see
+// UpsertBuffer), because two keys might be one to the table.
+bool keeps_order(const Schema& schema, const std::vector<size_t>& key) {
+  return std::any_of(key.begin(), key.end(),
+                     [&](size_t k) { return !is_exact_key_column(schema.column(k).type); });
+}
+
 enum class Trigger { kMaxRows, kSignal, kBarrier, kClose };
 constexpr const char* kTriggerNames[] = {"max-rows", "signal", "barrier", "close"};
 
@@ -78,8 +99,9 @@ class MySqlSink final : public Sink {
         input_(std::move(input)),
         key_names_(std::move(key)),
         mode_(mode),
-        exactly_once_(options_.delivery == MySqlSinkOptions::Delivery::kExactlyOnce) {
-    for (const auto& k : key_names_) key_.push_back(input_.require(k));
+        exactly_once_(options_.delivery == MySqlSinkOptions::Delivery::kExactlyOnce),
+        key_(key_indexes(input_, key_names_)),
+        changes_(key_, keeps_order(input_, key_)) {
     for (size_t c = 0; c < input_.size(); ++c) all_columns_.push_back(c);
   }
 
@@ -132,56 +154,56 @@ class MySqlSink final : public Sink {
   }
 
  private:
-  struct Pending {
-    Row row;
-    bool deleted;
-  };
-
   // Upsert mode keeps the last change per key; append mode every row.
   void buffer(Row&& row) {
     if (mode_ == MySqlSinkOptions::Mode::kAppend) {
       appended_.push_back(std::move(row));
       return;
     }
-    if (row.kind == RowKind::kUpdateBefore) return;
     for (size_t k : key_) {
       if (row.fields[k].is_null()) {
         throw DataError("key column '" + input_.column(k).name + "' is NULL in " + row.to_string());
       }
     }
-    const bool deleted = row.kind == RowKind::kDelete;
-    std::string key = encode_key(row, key_);
-    buffer_.insert_or_assign(std::move(key), Pending{std::move(row), deleted});
+    changes_.add(std::move(row));
   }
 
   void flush(Trigger trigger) {
     records_since_flush_ = 0;
-    if (buffer_.empty() && appended_.empty()) return;
+    if (changes_.empty() && appended_.empty()) return;
     // A prepared transaction still holds its row locks until its checkpoint
     // completes; writing rows it locked would wait for a commit that this
     // very thread has to make. Keep buffering until then.
     if (exactly_once_ && !prepared_.empty()) return;
+    std::vector<UpsertBuffer::Run> runs;
+    if (mode_ == MySqlSinkOptions::Mode::kUpsert) {
+      // A held -U waits for its +U, except at a barrier and at the end.
+      runs = changes_.runs(trigger == Trigger::kBarrier || trigger == Trigger::kClose);
+      if (runs.empty()) return;
+    }
     const auto started = std::chrono::steady_clock::now();
     if (exactly_once_) {
       // Inside the checkpoint's XA transaction: a lost connection loses the
       // whole transaction, so it fails the job, which restarts from the
       // last checkpoint instead of replaying this flush.
-      write_into_transaction();
+      write_into_transaction(runs);
     } else {
       with_retries("writing", [&] {
         if (!writer_) writer_ = make_writer();
         writer_->connection->execute("START TRANSACTION");
-        write_statements(*writer_);
+        write_statements(*writer_, runs);
         writer_->connection->execute("COMMIT");
         transactions_->add(1);
       });
     }
     flushes_[static_cast<int>(trigger)]->add(1);
-    keys_flushed_->add(mode_ == MySqlSinkOptions::Mode::kAppend ? appended_.size() : buffer_.size());
+    size_t keys = appended_.size();
+    for (const UpsertBuffer::Run& run : runs) keys += run.rows.size();
+    keys_flushed_->add(keys);
     flush_micros_->add(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                                  std::chrono::steady_clock::now() - started)
                                                  .count()));
-    buffer_.clear();
+    changes_.clear();
     appended_.clear();
   }
 
@@ -242,11 +264,16 @@ class MySqlSink final : public Sink {
     const std::string table = quote_identifier(options_.table);
     std::vector<std::string> columns, params, updates;
     std::vector<DataType> types;
-    for (const auto& c : input_.columns()) {
+    for (size_t i = 0; i < input_.size(); ++i) {
+      const Column& c = input_.column(i);
       columns.push_back(quote_identifier(c.name));
       params.push_back("?");
       types.push_back(c.type);
-      if (std::find(key_names_.begin(), key_names_.end(), c.name) == key_names_.end()) {
+      // An upsert writes the row's whole image: with keys that the table may
+      // take for equal while their bytes differ ('abc', 'ABC'), the key's
+      // spelling too, so that the last change of a key decides all of it.
+      const bool in_key = std::find(key_.begin(), key_.end(), i) != key_.end();
+      if (!in_key || (keeps_order(input_, key_) && !is_exact_key_column(c.type))) {
         updates.push_back(quote_identifier(c.name) + "=VALUES(" + quote_identifier(c.name) + ")");
       }
     }
@@ -290,19 +317,20 @@ class MySqlSink final : public Sink {
                       join(key_names_) + "); its keys: " + (described.empty() ? "none" : described));
   }
 
-  // The buffered upserts and deletes, or appended rows, as statements.
-  void write_statements(Writer& writer) {
-    std::vector<const Row*> upserts, deletes;
+  // The buffered upserts and deletes, run by run, or the appended rows.
+  void write_statements(Writer& writer, const std::vector<UpsertBuffer::Run>& runs) {
     if (mode_ == MySqlSinkOptions::Mode::kAppend) {
-      for (const Row& row : appended_) upserts.push_back(&row);
-    } else {
-      for (const auto& [key, pending] : buffer_) (pending.deleted ? deletes : upserts).push_back(&pending.row);
+      std::vector<const Row*> rows;
+      for (const Row& row : appended_) rows.push_back(&row);
+      rows_affected_->add(execute_chunked(*writer.upsert, rows, all_columns_));
+      upserts_->add(rows.size());
+      return;
     }
-    uint64_t affected = execute_chunked(*writer.upsert, upserts, all_columns_);
-    if (!deletes.empty()) affected += execute_chunked(*writer.remove, deletes, key_);
-    upserts_->add(upserts.size());
-    deletes_->add(deletes.size());
-    rows_affected_->add(affected);
+    for (const UpsertBuffer::Run& run : runs) {
+      rows_affected_->add(run.deletes ? execute_chunked(*writer.remove, run.rows, key_)
+                                      : execute_chunked(*writer.upsert, run.rows, all_columns_));
+      (run.deletes ? deletes_ : upserts_)->add(run.rows.size());
+    }
   }
 
   // Runs `statement` over `rows` in chunks that fit the server's packet limit.
@@ -328,10 +356,10 @@ class MySqlSink final : public Sink {
 
   // Exactly-once below.
 
-  void write_into_transaction() {
+  void write_into_transaction(const std::vector<UpsertBuffer::Run>& runs) {
     try {
       if (!open_xid_) begin_transaction();
-      write_statements(*writer_);
+      write_statements(*writer_, runs);
     } catch (const MySqlError& e) {
       fail("writing (exactly-once)", e);
     }
@@ -381,7 +409,7 @@ class MySqlSink final : public Sink {
       values.emplace_back(static_cast<int64_t>(row.kind));
       carried.push_back(encode_values(values));
     };
-    for (const auto& [key, pending] : buffer_) carry(pending.row);
+    for (const Row* row : changes_.changes()) carry(*row);
     for (const Row& row : appended_) carry(row);
     buffer_state_->update(carried);
   }
@@ -481,10 +509,10 @@ class MySqlSink final : public Sink {
   const std::vector<std::string> key_names_;
   const MySqlSinkOptions::Mode mode_;
   const bool exactly_once_;
-  std::vector<size_t> key_;
+  const std::vector<size_t> key_;
   std::vector<size_t> all_columns_;
 
-  std::unordered_map<std::string, Pending> buffer_;
+  UpsertBuffer changes_;  // upsert mode
   std::vector<Row> appended_;
   size_t records_since_flush_ = 0;
 

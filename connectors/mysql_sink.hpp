@@ -51,10 +51,12 @@ struct MySqlSinkOptions {
 std::vector<OptionSpec> mysql_sink_option_specs();
 
 /// The MySQL sink for input rows of `input` (their column names are the
-/// table's). Upsert mode keeps a buffer key -> last change (+I/+U upsert,
-/// -D delete, -U ignored) and flushes it on max-rows, on FlushSignal, at
-/// every barrier and at the end, in one transaction: batched
-/// `INSERT … ON DUPLICATE KEY UPDATE` and `DELETE … WHERE key`. A flush that
+/// table's). Upsert mode keeps the last change per key (UpsertBuffer: +I/+U
+/// upsert, -D delete, -U a delete unless the +U of the same key follows)
+/// and flushes it on max-rows, on FlushSignal, at every barrier and at the
+/// end, in one transaction: batched `INSERT … ON DUPLICATE KEY UPDATE` and
+/// `DELETE … WHERE key`, so that the table equals the changes applied in
+/// order, also for string keys the table's collation takes for equal. A flush that
 /// loses its connection or deadlocks is replayed whole on a new connection.
 /// At open the table must exist with every input column and a matching key;
 /// validate() refuses updates or deletes into a sink without a key.

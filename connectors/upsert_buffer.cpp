@@ -1,0 +1,79 @@
+#include "connectors/upsert_buffer.hpp"
+
+#include <algorithm>
+
+#include "engine/value_codec.hpp"
+
+namespace sluice {
+
+UpsertBuffer::UpsertBuffer(std::vector<size_t> key, bool keep_order)
+    : key_(std::move(key)), keep_order_(keep_order) {}
+
+void UpsertBuffer::add(Row&& row) {
+  std::string key = encode_key(row, key_);
+  if (held_) {
+    // The +U of the same key completes an ordinary update: one upsert.
+    // Anything else makes the held -U the delete of its key, first.
+    if (!(row.kind == RowKind::kUpdateAfter && key == held_key_)) {
+      put(std::move(held_key_), std::move(*held_), true);
+    }
+    held_.reset();
+  }
+  if (row.kind == RowKind::kUpdateBefore) {
+    held_ = std::move(row);
+    held_key_ = std::move(key);
+    return;
+  }
+  const bool deleted = row.kind == RowKind::kDelete;
+  put(std::move(key), std::move(row), deleted);
+}
+
+void UpsertBuffer::put(std::string key, Row&& row, bool deleted) {
+  Entry& entry = entries_[std::move(key)];
+  entry.row = std::move(row);
+  if (deleted) entry.row.kind = RowKind::kDelete;  // a held -U, too
+  entry.deleted = deleted;
+  entry.sequence = ++sequence_;
+}
+
+std::vector<UpsertBuffer::Run> UpsertBuffer::runs(bool resolve_held) {
+  if (resolve_held && held_) {
+    put(std::move(held_key_), std::move(*held_), true);
+    held_.reset();
+  }
+  std::vector<Run> out;
+  if (!keep_order_) {
+    Run upserts{false, {}}, deletes{true, {}};
+    for (const auto& [key, entry] : entries_)
+      (entry.deleted ? deletes : upserts).rows.push_back(&entry.row);
+    for (Run* run : {&upserts, &deletes}) {
+      if (!run->rows.empty()) out.push_back(std::move(*run));
+    }
+    return out;
+  }
+  for (const Entry* entry : in_order()) {
+    if (out.empty() || out.back().deletes != entry->deleted) out.push_back({entry->deleted, {}});
+    out.back().rows.push_back(&entry->row);
+  }
+  return out;
+}
+
+void UpsertBuffer::clear() { entries_.clear(); }
+
+std::vector<const UpsertBuffer::Entry*> UpsertBuffer::in_order() const {
+  std::vector<const Entry*> ordered;
+  ordered.reserve(entries_.size());
+  for (const auto& [key, entry] : entries_) ordered.push_back(&entry);
+  std::sort(ordered.begin(), ordered.end(),
+            [](const Entry* a, const Entry* b) { return a->sequence < b->sequence; });
+  return ordered;
+}
+
+std::vector<const Row*> UpsertBuffer::changes() const {
+  std::vector<const Row*> rows;
+  for (const Entry* entry : in_order()) rows.push_back(&entry->row);
+  if (held_) rows.push_back(&*held_);
+  return rows;
+}
+
+}  // namespace sluice

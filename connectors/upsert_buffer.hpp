@@ -1,0 +1,72 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/row.hpp"
+
+namespace sluice {
+
+/// The upsert sink's buffer: the last change of every key, so that a flush
+/// leaves the table as the changes since the last one, applied in order,
+/// would. +I and +U are upserts, -D a delete; a -U is held until the next
+/// change: the +U of the same key (an ordinary update) replaces it, anything
+/// else makes it the delete of its key (an update that changed the key must
+/// not leave the old row behind).
+///
+/// Keys that differ as bytes may still be equal to the table: strings under
+/// a case-insensitive or PAD SPACE collation ('abc', 'ABC', 'abc '). With
+/// `keep_order`, runs() keeps the order of the keys' last changes, so such
+/// keys are never reordered against each other; without it (numeric keys)
+/// all upserts go before all deletes, in the fewest statements. When the
+/// writer's upsert sets the whole row image, key spelling included, the
+/// table then ends as the changes applied one by one would leave it: of the
+/// keys it takes for one, the last change decides, and it comes last.
+class UpsertBuffer {
+ public:
+  /// `key`: the indexes of the key columns.
+  UpsertBuffer(std::vector<size_t> key, bool keep_order);
+
+  /// Buffers a change. Its key columns must not be NULL.
+  void add(Row&& row);
+
+  /// Changes to write as one statement kind, in order.
+  struct Run {
+    bool deletes = false;
+    std::vector<const Row*> rows;
+  };
+  /// What to write now, as runs. A held -U stays held (a flush must not
+  /// fall between it and its +U) unless `resolve_held` (a barrier, the end),
+  /// which makes it a delete. The rows stay valid until clear().
+  std::vector<Run> runs(bool resolve_held);
+  /// Forgets what runs() returned, once written; a held -U stays.
+  void clear();
+
+  /// Distinct keys buffered, a held -U not counted.
+  size_t size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty() && !held_; }
+  /// Every buffered change in the order of arrival, a held -U last: what a
+  /// checkpoint saves, and add() takes back after a restore.
+  std::vector<const Row*> changes() const;
+
+ private:
+  struct Entry {
+    Row row;
+    bool deleted = false;
+    uint64_t sequence = 0;  // of its last change
+  };
+  void put(std::string key, Row&& row, bool deleted);
+  std::vector<const Entry*> in_order() const;
+
+  std::vector<size_t> key_;
+  bool keep_order_;
+  std::unordered_map<std::string, Entry> entries_;
+  std::optional<Row> held_;  // a -U waiting for the next change
+  std::string held_key_;
+  uint64_t sequence_ = 0;
+};
+
+}  // namespace sluice
