@@ -251,6 +251,9 @@ class MySqlSink final : public Sink {
     // gap, and a prepared XA transaction would hold that lock until its
     // checkpoint completes, blocking another subtask's insert into the gap.
     connection.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
+    // TIMESTAMP columns convert from the session's time zone: Sluice's
+    // timestamps are UTC, whatever the server's default.
+    connection.execute("SET SESSION time_zone = '+00:00'");
     if (!table_checked_) {
       check_table(connection.describe_table(options_.table));
       if (exactly_once_) {
@@ -278,9 +281,15 @@ class MySqlSink final : public Sink {
       }
     }
     const bool upsert = mode_ == MySqlSinkOptions::Mode::kUpsert;
-    std::string insert = std::string(upsert && updates.empty() ? "INSERT IGNORE" : "INSERT") + " INTO " +
-                         table + " (" + join(columns) + ") VALUES (" + join(params) + ")";
-    if (upsert && !updates.empty()) insert += " ON DUPLICATE KEY UPDATE " + join(updates);
+    if (upsert && updates.empty()) {
+      // Every column is in the key: nothing to update, but not INSERT IGNORE,
+      // which would turn a too long or wrong value into a warning.
+      const std::string first = quote_identifier(input_.column(key_.front()).name);
+      updates.push_back(first + "=" + first);
+    }
+    std::string insert =
+        "INSERT INTO " + table + " (" + join(columns) + ") VALUES (" + join(params) + ")";
+    if (upsert) insert += " ON DUPLICATE KEY UPDATE " + join(updates);
     writer->upsert = std::make_unique<BulkStatement>(connection, insert, types);
     if (upsert) {
       std::vector<std::string> conditions;

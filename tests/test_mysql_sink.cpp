@@ -318,3 +318,33 @@ TEST_CASE("keys a case-insensitive collation treats as equal keep their order", 
     CHECK(table.rows() == TextRows{{"ABC", "2"}});
   }
 }
+
+TEST_CASE("a table whose every column is in the key still refuses a value that does not fit",
+          "[mysql]") {
+  const Schema schema = Schema::parse("id BIGINT, PRIMARY KEY (id)");
+  TestTable table("all_key", "id TINYINT PRIMARY KEY");
+  const SinkRun run = run_into(table, {Row(RowKind::kInsert, {1}), Row(RowKind::kInsert, {1000})},
+                               0, {}, {}, schema);
+  // INSERT IGNORE would have stored 127 with a warning.
+  CHECK(run.result.status == JobResult::Status::kFailed);
+  CHECK_THAT(run.result.error, Catch::Contains("MySQL error 1264"));
+  CHECK(table.rows().empty());
+}
+
+TEST_CASE("TIMESTAMP columns hold the UTC time whatever the server's time zone",
+          "[mysql][serial]") {
+  const Schema schema = Schema::parse("id BIGINT, at TIMESTAMP, PRIMARY KEY (id)");
+  TestTable table("zone", "id BIGINT PRIMARY KEY, at TIMESTAMP(6) NULL");
+  struct ServerZone {
+    MySqlConnection admin{testing::test_mysql_url()};
+    ServerZone() { admin.execute("SET GLOBAL time_zone = '+05:00'"); }
+    ~ServerZone() { admin.execute("SET GLOBAL time_zone = 'SYSTEM'"); }
+  } zone;
+  REQUIRE(run_into(table, {Row(RowKind::kInsert, {1, Timestamp::parse("2026-01-01 00:00:00")})}, 0,
+                   {}, {}, schema)
+              .result.finished());
+  MySqlConnection reader(testing::test_mysql_url());
+  reader.execute("SET time_zone = '+00:00'");
+  CHECK(reader.query("SELECT at FROM " + quote_identifier(table.name()))[0][0] ==
+        std::optional<std::string>("2026-01-01 00:00:00.000000"));
+}

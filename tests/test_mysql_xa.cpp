@@ -102,6 +102,17 @@ CrashRun crash_and_rerun(const std::vector<std::string>& faults, const char* del
   return run;
 }
 
+// Every one of `rows` rows is in the table once, nothing is left prepared,
+// and the last run recovered what the crash left to recover.
+void check_exactly_once(const CrashRun& run, int rows) {
+  CHECK(run.copies.size() == static_cast<size_t>(rows));
+  int wrong = 0;
+  for (const auto& [seq, n] : run.copies) wrong += n != 1;
+  CHECK(wrong == 0);
+  CHECK(run.left_prepared == 0);
+  CHECK_THAT(run.rerun, Catch::Contains(run.recovery));
+}
+
 }  // namespace
 
 TEST_CASE("exactly-once: a crash at any fault point leaves every row exactly once", "[mysql][xa]") {
@@ -122,24 +133,14 @@ TEST_CASE("exactly-once: a crash at any fault point leaves every row exactly onc
   for (const auto& f : faults) names += f + " ";
   INFO("SLUICE_FAULT=" << names);
   const CrashRun run = crash_and_rerun(faults, "exactly-once", 50'000, "300ms");
-  CHECK(run.copies.size() == 50'000);
-  int wrong = 0;
-  for (const auto& [seq, n] : run.copies) wrong += n != 1;
-  CHECK(wrong == 0);
-  CHECK(run.left_prepared == 0);
-  CHECK_THAT(run.rerun, Catch::Contains(run.recovery));
+  check_exactly_once(run, 50'000);
 }
 
 TEST_CASE("a fault point named with a subtask fires in that subtask only", "[mysql][xa]") {
   // Sink parallelism 2: subtask 1's third prepare kills the job; a subtask 5
   // that does not exist never reaches its point, and the run finishes.
   const CrashRun run = crash_and_rerun({"after-prepare@1:3"}, "exactly-once", 50'000, "300ms", 2);
-  CHECK(run.copies.size() == 50'000);
-  int wrong = 0;
-  for (const auto& [seq, n] : run.copies) wrong += n != 1;
-  CHECK(wrong == 0);
-  CHECK(run.left_prepared == 0);
-  CHECK_THAT(run.rerun, Catch::Contains(run.recovery));
+  check_exactly_once(run, 50'000);
   testing::TempDir dir;
   testing::TestTable table("xa_none", "seq BIGINT NOT NULL, payload VARCHAR(40)");
   const auto unfired = testing::run_command(
