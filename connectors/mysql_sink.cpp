@@ -1,5 +1,6 @@
 #include "connectors/mysql_sink.hpp"
 
+#include <mysqld_error.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -128,7 +129,8 @@ class MySqlSink final : public Sink {
       xa_committed_ = &context.counter("xa.committed");
       xa_recovered_ = &context.counter("xa.recovered");
       xa_rolled_back_ = &context.counter("xa.rolled-back");
-      xids_.emplace(context.subtask().job_name, subtask_);
+      xids_.emplace(context.subtask().job_name, context.subtask().operator_name, subtask_);
+      parallelism_ = context.subtask().parallelism;
       transactions_state_.emplace(context.list_state("xa-prepared"));
       buffer_state_.emplace(context.list_state("xa-buffered"));
       last_checkpoint_ = context.restored_checkpoint().value_or(0);
@@ -482,8 +484,32 @@ class MySqlSink final : public Sink {
     committed_.push_back(p.xid);
   }
 
+  // Rolls back a transaction another connection prepared, and checks that it
+  // is gone: while its owner is still going away the server may refuse or
+  // ignore the rollback, so it is tried again until then.
+  void roll_back(MySqlConnection& connection, const Xid& xid) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (true) {
+      try {
+        connection.execute("XA ROLLBACK " + xid.sql());
+      } catch (const MySqlError& e) {
+        if (e.code() != ER_XAER_NOTA && e.code() != ER_XAER_RMFAIL) throw;
+      }
+      const auto prepared = xa_recover(connection);
+      if (std::find(prepared.begin(), prepared.end(), xid) == prepared.end()) return;
+      if (std::chrono::steady_clock::now() > deadline) {
+        throw Error("exactly-once: transaction " + xid.to_string() + " is still prepared on " +
+                    options_.url.to_string() + " after 60 s of rolling it back");
+      }
+      if (!canceller_.sleep_for(std::chrono::milliseconds(50))) {
+        throw Error("exactly-once: cancelled while rolling back " + xid.to_string());
+      }
+    }
+  }
+
   // After a restart: commit what the restored checkpoint lists, roll back
-  // this subtask's other prepared transactions, of any earlier run.
+  // this subtask's other prepared transactions, of any earlier run (and, in
+  // subtask 0, those of subtasks this run does not have).
   void recover() {
     MySqlConnection& connection = *writer_->connection;
     std::vector<Prepared> listed;
@@ -497,9 +523,12 @@ class MySqlSink final : public Sink {
       xa_recovered_->add(1);
     }
     fault_point("recovery-after-commits", subtask_);
+    // Its own leftovers, and subtask 0 those of subtasks that this run does
+    // not have (an earlier run had a higher parallelism).
     for (const Xid& xid : xa_recover(connection)) {
-      if (!xids_->owns(xid)) continue;  // another job's, or another subtask's
-      connection.execute("XA ROLLBACK " + xid.sql());
+      const std::optional<int> owner = xids_->subtask_of(xid);
+      if (!owner || (*owner != subtask_ && !(subtask_ == 0 && *owner >= parallelism_))) continue;
+      roll_back(connection, xid);
       xa_rolled_back_->add(1);
       spdlog::info("mysql sink {}: rolled back {} left prepared by an earlier run", options_.table,
                    xid.to_string());
@@ -533,6 +562,7 @@ class MySqlSink final : public Sink {
 
   // Exactly-once.
   std::optional<XidScheme> xids_;
+  int parallelism_ = 1;
   std::optional<ListState> transactions_state_;
   std::optional<ListState> buffer_state_;
   std::optional<Xid> open_xid_;

@@ -1,5 +1,7 @@
 #include "connectors/mysql_xa.hpp"
 
+#include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <functional>
 #include <random>
@@ -18,13 +20,20 @@ std::string hex(std::string_view bytes) {
   return out;
 }
 
-// Keeps gtrid within 64 bytes: "sluice|" (7) + tag (≤ 40) + "|" + epoch (16).
-std::string job_tag(const std::string& job) {
-  if (job.size() <= 40) return job;
+// `name`, or if it is longer than `max` bytes or holds the separator '|', a
+// prefix of it and a hash. Keeps gtrid within 64 bytes: "sluice|" (7) + job
+// tag (≤ 40) + "|" + epoch (16); bqual: sink tag (≤ 24) + "|" + subtask,
+// checkpoint and sequence.
+std::string tag(const std::string& name, size_t max) {
+  if (name.size() <= max && name.find('|') == std::string::npos) return name;
   char hash[17];
-  std::snprintf(hash, sizeof(hash), "%016zx", std::hash<std::string>{}(job));
-  return job.substr(0, 23) + "~" + hash;
+  std::snprintf(hash, sizeof(hash), "%016zx", std::hash<std::string>{}(name));
+  std::string prefix = name.substr(0, max - 17);
+  std::replace(prefix.begin(), prefix.end(), '|', '~');
+  return prefix + "~" + hash;
 }
+
+std::string job_tag(const std::string& job) { return tag(job, 40); }
 
 }  // namespace
 
@@ -34,8 +43,8 @@ std::string Xid::where() const {
   return "gtrid = X'" + hex(gtrid) + "' AND bqual = X'" + hex(bqual) + "'";
 }
 
-XidScheme::XidScheme(const std::string& job, int subtask)
-    : prefix_("sluice|" + job_tag(job) + "|"), subtask_(std::to_string(subtask)) {
+XidScheme::XidScheme(const std::string& job, const std::string& sink, int subtask)
+    : prefix_("sluice|" + job_tag(job) + "|"), sink_(tag(sink, 24) + "|"), subtask_(subtask) {
   std::random_device random;
   const uint64_t epoch = (uint64_t{random()} << 32 | random()) ^
                          static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
@@ -45,7 +54,9 @@ XidScheme::XidScheme(const std::string& job, int subtask)
 }
 
 Xid XidScheme::next(int64_t after_checkpoint) {
-  return {prefix_ + epoch_, subtask_ + "|" + std::to_string(after_checkpoint) + "|" + std::to_string(++sequence_)};
+  return {prefix_ + epoch_, sink_ + std::to_string(subtask_) + "|" +
+                                std::to_string(after_checkpoint) + "|" +
+                                std::to_string(++sequence_)};
 }
 
 namespace {
@@ -59,8 +70,17 @@ bool has_prefix(const std::string& gtrid, const std::string& prefix) {
 
 }  // namespace
 
-bool XidScheme::owns(const Xid& xid) const {
-  return has_prefix(xid.gtrid, prefix_) && xid.bqual.compare(0, subtask_.size() + 1, subtask_ + "|") == 0;
+bool XidScheme::owns(const Xid& xid) const { return subtask_of(xid) == subtask_; }
+
+std::optional<int> XidScheme::subtask_of(const Xid& xid) const {
+  if (!has_prefix(xid.gtrid, prefix_) || xid.bqual.compare(0, sink_.size(), sink_) != 0)
+    return std::nullopt;
+  int subtask = 0;
+  const char* begin = xid.bqual.data() + sink_.size();
+  const char* end = xid.bqual.data() + xid.bqual.size();
+  const auto [next, error] = std::from_chars(begin, end, subtask);
+  if (error != std::errc() || next == begin || next == end || *next != '|') return std::nullopt;
+  return subtask;
 }
 
 bool XidScheme::of_job(const Xid& xid, const std::string& job) {

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,25 +24,30 @@ struct Xid {
 };
 
 /// Names one sink subtask's transactions and recognises them later:
-/// gtrid "sluice|<job>|<epoch>", bqual "<subtask>|<checkpoint>|<sequence>",
-/// where the epoch is drawn afresh for every run (so a restarted job never
-/// reuses an id: XAER_DUPID) and <checkpoint> is the last checkpoint before
-/// the transaction began. A job name too long for 64 bytes is shortened
-/// with a hash.
+/// gtrid "sluice|<job>|<epoch>", bqual "<sink>|<subtask>|<checkpoint>|<sequence>",
+/// where <sink> is the sink operator's name (two exactly-once sinks of one
+/// job never take each other's transactions), the epoch is drawn afresh for
+/// every run (so a restarted job never reuses an id: XAER_DUPID) and
+/// <checkpoint> is the last checkpoint before the transaction began. Names
+/// too long for 64 bytes, or holding '|', are shortened with a hash.
 class XidScheme {
  public:
-  XidScheme(const std::string& job, int subtask);
+  XidScheme(const std::string& job, const std::string& sink, int subtask);
 
   Xid next(int64_t after_checkpoint);
-  /// Whether `xid` is this job's and this subtask's, of any run.
+  /// Whether `xid` is this job's, sink's and subtask's, of any run.
   bool owns(const Xid& xid) const;
-  /// Whether `xid` is of job `job`, any subtask, any run.
+  /// The subtask of this job's and sink's that `xid` belongs to, of any run;
+  /// nullopt for another job's or sink's.
+  std::optional<int> subtask_of(const Xid& xid) const;
+  /// Whether `xid` is of job `job`, any sink, any subtask, any run.
   static bool of_job(const Xid& xid, const std::string& job);
 
  private:
   std::string prefix_;  // "sluice|<job>|"
+  std::string sink_;    // "<sink>|"
   std::string epoch_;
-  std::string subtask_;
+  int subtask_;
   uint64_t sequence_ = 0;
 };
 

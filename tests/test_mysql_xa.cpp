@@ -164,45 +164,58 @@ TEST_CASE("at-least-once: the same crash leaves duplicates (the check has teeth)
   CHECK(duplicated > 0);
 }
 
-TEST_CASE("transaction ids fit XA, never repeat across runs and name their job and subtask",
+TEST_CASE("transaction ids fit XA, never repeat across runs and name their job, sink and subtask",
           "[xa]") {
-  const std::string long_job(200, 'j');
-  XidScheme first(long_job, 3), second(long_job, 3), other_subtask(long_job, 4);
+  const std::string long_job(200, 'j'), long_sink(100, 's');
+  XidScheme first(long_job, long_sink, 3), second(long_job, long_sink, 3),
+      other_subtask(long_job, long_sink, 4), other_sink(long_job, "other", 3);
   const Xid a = first.next(7);
   CHECK(a.gtrid.size() <= 64);
   CHECK(a.bqual.size() <= 64);
-  CHECK(a.bqual.rfind("3|7|", 0) == 0);
   CHECK_FALSE(a == first.next(7));  // another transaction after the same checkpoint
   CHECK_FALSE(a == second.next(7));  // another run: another epoch
   CHECK(first.owns(a));
-  CHECK(second.owns(a));  // the same job and subtask, of an earlier run
+  CHECK(second.owns(a));  // the same job, sink and subtask, of an earlier run
+  CHECK(other_subtask.subtask_of(a) == 3);
   CHECK_FALSE(other_subtask.owns(a));
+  CHECK_FALSE(other_sink.owns(a));  // two sinks of one job keep apart
+  CHECK_FALSE(other_sink.subtask_of(a));
   CHECK(XidScheme::of_job(a, long_job));
-  const Xid prefixed = XidScheme("job|x", 0).next(1);
-  CHECK_FALSE(XidScheme("job", 0).owns(prefixed));
+  const Xid prefixed = XidScheme("job|x", "mysql", 0).next(1);
+  CHECK_FALSE(XidScheme("job", "mysql", 0).owns(prefixed));
   CHECK_FALSE(XidScheme::of_job(prefixed, "job"));
+  const Xid piped = XidScheme("job", "a|0", 1).next(1);
+  CHECK_FALSE(XidScheme("job", "a", 0).subtask_of(piped));  // a sink named "a|0" is not sink "a"
 }
 
-TEST_CASE("recovery rolls back its own leftovers and never another job's", "[mysql][xa]") {
+TEST_CASE("recovery rolls back its own leftovers and those of vanished subtasks, nobody else's",
+          "[mysql][xa]") {
   testing::TestTable table("recovery", "id BIGINT PRIMARY KEY, balance BIGINT");
   const std::string job = testing::unique_name("xa-own");
   const std::string stranger = testing::unique_name("xa-stranger");
   const testing::PreparedGuard own_guard(job), stranger_guard(stranger);
-  // Two transactions left prepared by "earlier runs": one of the job, one not.
-  std::vector<std::unique_ptr<MySqlConnection>> leftovers;
+  // Transactions left prepared by "earlier runs": of this sink's subtask 0,
+  // of its subtask 3 (that run had parallelism 4, this one 1), of another
+  // sink of the same job, and of another job.
+  struct Leftover {
+    XidScheme scheme;
+    int id;
+  };
+  std::vector<Leftover> leftovers = {{XidScheme(job, "mysql", 0), 1},
+                                     {XidScheme(job, "mysql", 3), 2},
+                                     {XidScheme(job, "audit", 0), 1000},
+                                     {XidScheme(stranger, "mysql", 0), 1001}};
   std::vector<Xid> left;
-  for (const auto& [name, id] : {std::pair{job, 1}, std::pair{stranger, 1000}}) {
-    auto connection = std::make_unique<MySqlConnection>(testing::test_mysql_url());
-    const Xid xid = XidScheme(name, 0).next(0);
-    connection->execute("XA START " + xid.sql());
-    connection->execute("INSERT INTO " + quote_identifier(table.name()) + " VALUES (" +
-                        std::to_string(id) + ", 0)");
-    connection->execute("XA END " + xid.sql());
-    connection->execute("XA PREPARE " + xid.sql());
-    leftovers.push_back(std::move(connection));
+  for (Leftover& leftover : leftovers) {
+    MySqlConnection connection(testing::test_mysql_url());
+    const Xid xid = leftover.scheme.next(0);
+    connection.execute("XA START " + xid.sql());
+    connection.execute("INSERT INTO " + quote_identifier(table.name()) + " VALUES (" +
+                       std::to_string(leftover.id) + ", 0)");
+    connection.execute("XA END " + xid.sql());
+    connection.execute("XA PREPARE " + xid.sql());
     left.push_back(xid);
-  }
-  leftovers.clear();  // disconnect: prepared transactions survive it
+  }  // each disconnects: prepared transactions survive it
 
   testing::TempDir dir;
   DatagenOptions gen;
@@ -218,16 +231,19 @@ TEST_CASE("recovery rolls back its own leftovers and never another job's", "[mys
   RuntimeOptions runtime;
   runtime.checkpoint_interval = 1h;  // the final checkpoint only
   runtime.checkpoint_dir = dir.path();
-  // Key 1 is locked by the job's own leftover until recovery rolls it back:
-  // the run finishing at all shows it did.
+  // Keys 1 and 2 are locked by leftovers until recovery rolls them back: the
+  // run finishing at all shows it did.
   const JobResult result = Executor(runtime).run(graph);
   REQUIRE(result.finished());
-  CHECK(result.metrics.counter("mysql.xa.rolled-back") == 1);
+  CHECK(result.metrics.counter("mysql.xa.rolled-back") == 2);
   CHECK(result.metrics.counter("mysql.xa.committed") == 1);
-  CHECK(prepared_of(table.connection(), job) == 0);
-  CHECK(prepared_of(table.connection(), stranger) == 1);
-  table.connection().execute("XA ROLLBACK " + left[1].sql());
-  CHECK(table.rows().size() == 100);  // datagen's keys 0..99; the stranger's 1000 rolled back
+  const auto still = xa_recover(table.connection());
+  CHECK(std::count(still.begin(), still.end(), left[0]) == 0);
+  CHECK(std::count(still.begin(), still.end(), left[1]) == 0);
+  CHECK(std::count(still.begin(), still.end(), left[2]) == 1);  // the other sink's
+  CHECK(std::count(still.begin(), still.end(), left[3]) == 1);  // the other job's
+  for (size_t i : {2, 3}) table.connection().execute("XA ROLLBACK " + left[i].sql());
+  CHECK(table.rows().size() == 100);  // datagen's keys 0..99; 1000 and 1001 rolled back
 }
 
 TEST_CASE("exactly-once without checkpoints is refused", "[mysql][xa]") {
