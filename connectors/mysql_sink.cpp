@@ -79,6 +79,7 @@ constexpr char kMarkerTable[] = "sluice_xa_commits";
 // A connection with the sink's statements prepared on it.
 struct Writer {
   std::unique_ptr<MySqlConnection> connection;
+  int64_t server_started = 0;  // see server_started_at()
   std::unique_ptr<BulkStatement> upsert;
   std::unique_ptr<BulkStatement> remove;
 };
@@ -89,6 +90,7 @@ struct Prepared {
   int64_t checkpoint = 0;
   Xid xid;
   uint64_t connection_id = 0;
+  int64_t server_started = 0;      // when the server that gave out connection_id started
   std::unique_ptr<Writer> writer;  // null after a restore: another run prepared it
 };
 
@@ -256,6 +258,7 @@ class MySqlSink final : public Sink {
     // TIMESTAMP columns convert from the session's time zone: Sluice's
     // timestamps are UTC, whatever the server's default.
     connection.execute("SET SESSION time_zone = '+00:00'");
+    if (exactly_once_) writer->server_started = server_started_at(connection);
     if (!table_checked_) {
       check_table(connection.describe_table(options_.table));
       if (exactly_once_) {
@@ -405,13 +408,16 @@ class MySqlSink final : public Sink {
       fault_point("after-prepare", subtask_);
       xa_prepared_->add(1);
       const uint64_t connection_id = writer_->connection->thread_id();
-      prepared_.push_back({checkpoint, *open_xid_, connection_id, std::move(writer_)});
+      const int64_t server_started = writer_->server_started;
+      prepared_.push_back(
+          {checkpoint, *open_xid_, connection_id, server_started, std::move(writer_)});
       open_xid_.reset();
     }
     std::vector<std::string> entries;
     for (const Prepared& p : prepared_) {
-      entries.push_back(encode_values({Value(p.checkpoint), Value(p.xid.gtrid), Value(p.xid.bqual),
-                                       Value(static_cast<int64_t>(p.connection_id))}));
+      entries.push_back(
+          encode_values({Value(p.checkpoint), Value(p.xid.gtrid), Value(p.xid.bqual),
+                         Value(static_cast<int64_t>(p.connection_id)), Value(p.server_started)}));
     }
     transactions_state_->update(entries);
     std::vector<std::string> carried;
@@ -468,7 +474,7 @@ class MySqlSink final : public Sink {
   // that it did commit: right after the owner disconnects, XA COMMIT from
   // elsewhere may report OK without committing.
   void commit_elsewhere(MySqlConnection& connection, const Prepared& p) {
-    wait_until_disconnected(connection, p.connection_id);
+    wait_until_disconnected(connection, p.connection_id, p.server_started);
     const auto prepared = xa_recover(connection);
     if (std::find(prepared.begin(), prepared.end(), p.xid) != prepared.end()) {
       connection.execute("XA COMMIT " + p.xid.sql());
@@ -515,8 +521,11 @@ class MySqlSink final : public Sink {
     std::vector<Prepared> listed;
     for (const std::string& entry : transactions_state_->get()) {
       const auto v = decode_values(entry);
-      listed.push_back({v.at(0).as_bigint(), {v.at(1).as_string(), v.at(2).as_string()},
-                        static_cast<uint64_t>(v.at(3).as_bigint()), nullptr});
+      listed.push_back({v.at(0).as_bigint(),
+                        {v.at(1).as_string(), v.at(2).as_string()},
+                        static_cast<uint64_t>(v.at(3).as_bigint()),
+                        v.size() > 4 ? v.at(4).as_bigint() : 0,
+                        nullptr});
     }
     for (const Prepared& p : listed) {
       commit_elsewhere(connection, p);

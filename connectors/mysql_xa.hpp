@@ -54,10 +54,18 @@ class XidScheme {
 /// The transactions the server holds prepared (XA RECOVER).
 std::vector<Xid> xa_recover(MySqlConnection& connection);
 
-/// Waits until connection `id` is gone from information_schema.PROCESSLIST:
+/// When the server started, in Unix seconds (now less its Uptime): tells a
+/// restarted server, whose connection ids start again, from the one that
+/// gave out an id.
+int64_t server_started_at(MySqlConnection& connection);
+
+/// Waits until connection `id`, given out by the server that started at
+/// `server_started` (0: unknown), is gone from information_schema.PROCESSLIST:
 /// committing a transaction from another connection while its owner is
-/// still going away may return OK without committing. Throws after `timeout`.
-void wait_until_disconnected(MySqlConnection& connection, uint64_t id,
+/// still going away may return OK without committing. No wait if the server
+/// restarted since: the id is another connection's now, or nobody's. Throws
+/// after `timeout`.
+void wait_until_disconnected(MySqlConnection& connection, uint64_t id, int64_t server_started,
                              std::chrono::seconds timeout = std::chrono::seconds(60));
 
 }  // namespace sluice

@@ -126,7 +126,6 @@ class PositionSource final : public Source {
     log_->started_at.push_back(next_);
   }
   PollResult poll_next(Collector& out) override {
-    if (fail_now_) throw std::runtime_error("injected failure after a completed checkpoint");
     if (next_ == hold_at_ && completed_ == 0) return PollResult::kNothingAvailable;
     if (next_ < rows_) {
       out.emit(Row(RowKind::kInsert, {Value(next_ % 10), Value(int64_t{1})}));
@@ -139,7 +138,11 @@ class PositionSource final : public Source {
   void snapshot_state(int64_t) override { position_->set(std::to_string(next_)); }
   void notify_checkpoint_complete(int64_t) override {
     ++completed_;
-    if (log_->fail_after_checkpoint.exchange(false)) fail_now_ = true;
+    // Right here, before the next checkpoint's trigger is served: so that no
+    // later checkpoint completes first.
+    if (log_->fail_after_checkpoint.exchange(false)) {
+      throw std::runtime_error("injected failure after a completed checkpoint");
+    }
   }
 
  private:
@@ -150,7 +153,6 @@ class PositionSource final : public Source {
   std::optional<ValueState> position_;
   int64_t next_ = 0;
   int completed_ = 0;
-  bool fail_now_ = false;
 };
 
 const Schema kKeyValue({{"k", DataType::bigint()}, {"v", DataType::bigint()}});

@@ -10,7 +10,11 @@
 
 #include "connectors/datagen.hpp"
 #include "connectors/mysql_sink.hpp"
+#include "engine/checkpoint_storage.hpp"
 #include "engine/executor.hpp"
+#include "engine/state.hpp"
+#include "engine/state_store.hpp"
+#include "engine/value_codec.hpp"
 #include "tests/mysql_support.hpp"
 #include "tests/support.hpp"
 
@@ -132,7 +136,8 @@ class PrivateServer {
     REQUIRE(testing::run_command(script_ + "start").status == 0);
     const auto env = testing::run_command(script_ + "env").output;
     const size_t at = env.find("mysql://");
-    url_ = MySqlUrl::parse(env.substr(at, env.find('\'', at) - at));
+    url_text_ = env.substr(at, env.find('\'', at) - at);
+    url_ = MySqlUrl::parse(url_text_);
     MySqlConnection(url_).execute("CREATE TABLE orders (" + std::string(kOrdersTable) + ")");
     pid_ = std::stoi(testing::run_command(script_ + "pid").output);
   }
@@ -141,9 +146,17 @@ class PrivateServer {
     testing::run_command(script_ + "stop");
   }
   const MySqlUrl& url() const { return url_; }
+  /// As a command line takes it (the password comes from SLUICE_MYSQL_PASSWORD).
+  const std::string& url_text() const { return url_text_; }
   void stop() { testing::run_command(script_ + "stop"); }
   /// SIGSTOP: the server keeps its connections and answers nothing.
   void freeze() { ::kill(pid_, SIGSTOP); }
+  /// SIGKILL, then a start on the data it had.
+  void crash_and_restart() {
+    REQUIRE(testing::run_command(script_ + "kill").status == 0);
+    REQUIRE(testing::run_command(script_ + "restart").status == 0);
+    pid_ = std::stoi(testing::run_command(script_ + "pid").output);
+  }
   /// Waits until the sink committed rows into `orders`: it is mid-run.
   void wait_for_rows() const {
     MySqlConnection watcher(url_);
@@ -153,6 +166,7 @@ class PrivateServer {
  private:
   testing::TempDir dir_;
   std::string script_;
+  std::string url_text_;
   MySqlUrl url_;
   int pid_ = 0;
 };
@@ -219,4 +233,49 @@ TEST_CASE("cancelling a job interrupts a call blocked on a silent server", "[mys
   canceller.join();
   CHECK(result.status == JobResult::Status::kCancelled);
   CHECK(result.duration < std::chrono::minutes(30));  // the call was interrupted, not timed out
+}
+
+TEST_CASE("recovery after a server restart does not wait on a connection id given out again",
+          "[mysql][xa][serial]") {
+  PrivateServer server;
+  testing::TempDir dir;
+  // Ids given out before the job ran push the server's counter up, so that
+  // after the restart, when ids start again, the job's come round again.
+  for (int i = 0; i < 30; ++i) MySqlConnection(server.url()).execute("DO 1");
+  MySqlConnection(server.url()).execute("CREATE TABLE numbers (seq BIGINT NOT NULL)");
+  std::string csv = "op,seq\n";
+  for (int i = 0; i < 30'000; ++i) csv += "+I," + std::to_string(i) + "\n";
+  const std::string command =
+      std::string(SLUICE_CLI) + " run changelog-to-mysql --set job.name=restarted" +
+      " --set source.path=" + dir.write("numbers.csv", csv) +
+      " --set source.changelog-mode=insert-only" + " --set sink.url=" + server.url_text() +
+      " --set sink.table=numbers" +
+      " --set sink.delivery=exactly-once --set source.rate=20000 --set checkpoint.interval=300ms" +
+      " --set checkpoint.dir=" + dir.path().string() + " --set restart.attempts=0";
+  // Killed with checkpoint 2 complete and its transaction still prepared.
+  REQUIRE(testing::run_command("SLUICE_FAULT=before-commit:2 " + command).status == 137);
+  const CheckpointStorage storage(dir.path(), "restarted");
+  const auto latest = storage.resumable();
+  REQUIRE(latest);
+  LazyStateStore state(
+      true, [&] { return StateStore::open_read_only(storage.subtask_dir(*latest, "mysql", 0)); });
+  const auto listed = ListState(state, "xa-prepared").get();
+  REQUIRE(listed.size() == 1);
+  const auto owner = static_cast<uint64_t>(decode_values(listed[0]).at(3).as_bigint());
+
+  server.crash_and_restart();
+  // Someone else now holds the id of the connection that prepared it.
+  std::vector<std::unique_ptr<MySqlConnection>> held;
+  while (held.size() < 200 && (held.empty() || held.back()->thread_id() < owner)) {
+    held.push_back(std::make_unique<MySqlConnection>(server.url()));
+  }
+  REQUIRE(held.back()->thread_id() == owner);
+  // The rerun commits it at once: the old connection cannot be on a server
+  // that started since (else it would wait for the id to go, then fail).
+  const auto rerun = testing::run_command(command);
+  INFO(rerun.output);
+  CHECK(rerun.status == 0);
+  CHECK_THAT(rerun.output, Catch::Contains(", 1 recovered, 0 rolled back"));
+  CHECK(MySqlConnection(server.url()).query("SELECT COUNT(*) FROM numbers")[0][0] ==
+        std::optional<std::string>("30000"));
 }
