@@ -3,6 +3,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <set>
@@ -488,6 +489,53 @@ TEST_CASE("a failure that would repeat is not restarted; a transient one is", "[
     CHECK(result.restarts == 2);
     CHECK(result.attempts_restored.size() == 3);
   }
+}
+
+TEST_CASE("cancel runs the sink's cancel action, which unblocks a write waiting outside the engine",
+          "[engine]") {
+  // A sink whose write blocks until its cancel action releases it, as a
+  // database call waits on a silent server.
+  struct Gate {
+    std::mutex mutex;
+    std::condition_variable opened;
+    bool open = false;
+    std::atomic<bool> waiting{false};
+  };
+  struct BlockingSink final : Sink {
+    explicit BlockingSink(std::shared_ptr<Gate> g) : gate(std::move(g)) {}
+    void open(SinkContext& context) override {
+      context.register_cancel_action([g = gate] {
+        std::lock_guard<std::mutex> lock(g->mutex);
+        g->open = true;
+        g->opened.notify_all();
+      });
+    }
+    void write(Row&&) override {
+      std::unique_lock<std::mutex> lock(gate->mutex);
+      gate->waiting = true;
+      gate->opened.wait(lock, [&] { return gate->open; });
+      throw std::runtime_error("interrupted");  // what an interrupted call does
+    }
+    std::shared_ptr<Gate> gate;
+  };
+  auto gate = std::make_shared<Gate>();
+  DatagenOptions endless;
+  endless.rows = 0;
+  JobGraph graph("blocked");
+  graph.source("gen", datagen_source(endless)).sink("stuck", {.create = [gate](const SubtaskInfo&) {
+                                                      return std::make_unique<BlockingSink>(gate);
+                                                    }});
+  Executor executor(with_flush(0ms));
+  std::thread canceller([&] {
+    testing::wait_until([&] { return gate->waiting.load(); });
+    executor.cancel();
+  });
+  const JobResult result = executor.run(graph);
+  canceller.join();
+  CHECK(gate->waiting);
+  // The error the interrupted write threw is the cancellation's doing.
+  CHECK(result.status == JobResult::Status::kCancelled);
+  CHECK(result.error.empty());
 }
 
 TEST_CASE("cancel stops an endless job and joins its threads", "[engine]") {
