@@ -92,6 +92,7 @@ struct Prepared {
   uint64_t connection_id = 0;
   int64_t server_started = 0;      // when the server that gave out connection_id started
   std::unique_ptr<Writer> writer;  // null after a restore: another run prepared it
+  std::vector<Row> rows;           // what it wrote, in order: buffered again if rolled back
 };
 
 class MySqlSink final : public Sink {
@@ -155,6 +156,10 @@ class MySqlSink final : public Sink {
 
   void notify_checkpoint_complete(int64_t id) override {
     if (exactly_once_) commit_up_to(id);
+  }
+
+  void notify_checkpoint_aborted(int64_t id) override {
+    if (exactly_once_) roll_back_up_to(id);
   }
 
  private:
@@ -374,6 +379,12 @@ class MySqlSink final : public Sink {
     try {
       if (!open_xid_) begin_transaction();
       write_statements(*writer_, runs);
+      if (mode_ == MySqlSinkOptions::Mode::kAppend) {
+        in_transaction_.insert(in_transaction_.end(), appended_.begin(), appended_.end());
+      }
+      for (const UpsertBuffer::Run& run : runs) {
+        for (const Row* row : run.rows) in_transaction_.push_back(*row);
+      }
     } catch (const MySqlError& e) {
       fail("writing (exactly-once)", e);
     }
@@ -409,8 +420,9 @@ class MySqlSink final : public Sink {
       xa_prepared_->add(1);
       const uint64_t connection_id = writer_->connection->thread_id();
       const int64_t server_started = writer_->server_started;
-      prepared_.push_back(
-          {checkpoint, *open_xid_, connection_id, server_started, std::move(writer_)});
+      prepared_.push_back({checkpoint, *open_xid_, connection_id, server_started,
+                           std::move(writer_), std::move(in_transaction_)});
+      in_transaction_.clear();
       open_xid_.reset();
     }
     std::vector<std::string> entries;
@@ -454,6 +466,42 @@ class MySqlSink final : public Sink {
       prepared_.pop_front();
     }
     last_completed_ = checkpoint;
+  }
+
+  // Checkpoint n was aborted: a transaction prepared for it (or before it)
+  // would wait for the next completed checkpoint, and meanwhile every flush
+  // would have to wait too, its rows held back, lost if the next one is the
+  // last. Roll it back instead and buffer its rows again, ahead of those
+  // that came since: the next checkpoint's transaction writes them all.
+  void roll_back_up_to(int64_t checkpoint) {
+    std::vector<Row> again;
+    while (!prepared_.empty() && prepared_.front().checkpoint <= checkpoint) {
+      Prepared& p = prepared_.front();
+      try {
+        p.writer->connection->execute("XA ROLLBACK " + p.xid.sql());
+      } catch (const MySqlError& e) {
+        if (!e.retriable()) fail("rolling back " + p.xid.to_string() + " in", e);
+        MySqlConnection other(options_.url, session());
+        roll_back(other, p.xid);
+        p.writer.reset();
+      }
+      xa_rolled_back_->add(1);
+      spdlog::info("mysql sink {}: checkpoint {} aborted; rolled back {} to write its rows again",
+                   options_.table, checkpoint, p.xid.to_string());
+      for (Row& row : p.rows) again.push_back(std::move(row));
+      if (!writer_ && p.writer) writer_ = std::move(p.writer);  // reuse the connection
+      prepared_.pop_front();
+    }
+    if (again.empty()) return;
+    if (mode_ == MySqlSinkOptions::Mode::kAppend) {
+      appended_.insert(appended_.begin(), std::make_move_iterator(again.begin()),
+                       std::make_move_iterator(again.end()));
+      return;
+    }
+    UpsertBuffer rebuilt(key_, keeps_order(input_, key_));
+    for (Row& row : again) rebuilt.add(std::move(row));
+    for (const Row* row : changes_.changes()) rebuilt.add(Row(*row));
+    changes_ = std::move(rebuilt);
   }
 
   // A committed transaction's marker is needed as long as a checkpoint that
@@ -572,6 +620,7 @@ class MySqlSink final : public Sink {
   // Exactly-once.
   std::optional<XidScheme> xids_;
   int parallelism_ = 1;
+  std::vector<Row> in_transaction_;  // what the open transaction wrote, in order
   std::optional<ListState> transactions_state_;
   std::optional<ListState> buffer_state_;
   std::optional<Xid> open_xid_;

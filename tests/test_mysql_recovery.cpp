@@ -263,6 +263,11 @@ TEST_CASE("recovery after a server restart does not wait on a connection id give
   REQUIRE(listed.size() == 1);
   const auto owner = static_cast<uint64_t>(decode_values(listed[0]).at(3).as_bigint());
 
+  // A server is told from its successor by its start time, to the second:
+  // let this one have run a while first.
+  MySqlConnection watcher(server.url());
+  REQUIRE(testing::wait_until(
+      [&] { return std::stoi(*watcher.query("SHOW GLOBAL STATUS LIKE 'Uptime'")[0][1]) >= 5; }));
   server.crash_and_restart();
   // Someone else now holds the id of the connection that prepared it.
   std::vector<std::unique_ptr<MySqlConnection>> held;

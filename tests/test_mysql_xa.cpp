@@ -1,6 +1,8 @@
 // Exactly-once into MySQL: XA transactions tied to checkpoints, through crashes.
 #include <catch2/catch.hpp>
 #include <map>
+#include <thread>
+#include <utility>
 
 #include "connectors/datagen.hpp"
 #include "connectors/mysql_sink.hpp"
@@ -261,4 +263,77 @@ TEST_CASE("exactly-once without checkpoints is refused", "[mysql][xa]") {
   CHECK(result.status == JobResult::Status::kFailed);
   CHECK_THAT(result.error, Catch::Contains("set checkpoint.interval above 0"));
   CHECK(table.rows().empty());
+}
+
+namespace {
+
+// Emits rows 0..99, waits until it hears that a checkpoint was aborted, then
+// emits rows 100..199 and ends: the next checkpoint is the last.
+class AfterAbortSource final : public Source {
+ public:
+  PollResult poll_next(Collector& out) override {
+    if (next_ == 100 && !aborted_) return PollResult::kNothingAvailable;
+    if (next_ == 200) return PollResult::kEndOfInput;
+    out.emit(Row(RowKind::kInsert, {next_, next_ * 10}));
+    ++next_;
+    return PollResult::kMoreAvailable;
+  }
+  void notify_checkpoint_aborted(int64_t) override { aborted_ = true; }
+
+ private:
+  int64_t next_ = 0;
+  bool aborted_ = false;
+};
+
+// Passes rows through; its first snapshot outlasts the checkpoint timeout.
+class SlowFirstSnapshot final : public Operator {
+ public:
+  void process(Row&& row, Collector& out) override { out.emit(std::move(row)); }
+  void snapshot_state(int64_t) override {
+    if (std::exchange(first_, false)) std::this_thread::sleep_for(600ms);
+  }
+
+ private:
+  bool first_ = true;
+};
+
+}  // namespace
+
+TEST_CASE(
+    "exactly-once: rows after an aborted checkpoint are written, also when the next is the last",
+    "[mysql][xa]") {
+  testing::TestTable table("aborted", "id BIGINT PRIMARY KEY, balance BIGINT");
+  const std::string job = testing::unique_name("xa-abort");
+  const testing::PreparedGuard guard(job);
+  const Schema schema = Schema::parse("id BIGINT, balance BIGINT, PRIMARY KEY (id)");
+  MySqlSinkOptions options;
+  options.url = testing::test_mysql_url();
+  options.table = table.name();
+  options.delivery = MySqlSinkOptions::Delivery::kExactlyOnce;
+  options.max_rows = 10;
+  JobGraph graph(job);
+  graph
+      .source("rows",
+              {.output = {schema, ChangelogMode::insert_only()},
+               .create = [](const SubtaskInfo&) { return std::make_unique<AfterAbortSource>(); }})
+      .transform("slow", [](const SubtaskInfo&) { return std::make_unique<SlowFirstSnapshot>(); })
+      .sink("mysql", mysql_sink(options, schema));
+  testing::TempDir dir;
+  RuntimeOptions runtime;
+  // Checkpoint 1 at 2 s is aborted at 2.3 s; its snapshot ends at 2.6 s, the
+  // source then ends, and the final checkpoint follows at once, before 2's
+  // turn at 4 s: none completes between the aborted one and the last.
+  runtime.checkpoint_interval = 2s;
+  runtime.checkpoint_timeout = 300ms;
+  runtime.checkpoint_dir = dir.path();
+  const JobResult result = Executor(runtime).run(graph);
+  REQUIRE(result.finished());
+  REQUIRE(result.metrics.checkpoints.size() == 2);
+  CHECK_FALSE(result.metrics.checkpoints[0].completed);  // the slow one, aborted
+  CHECK(result.metrics.checkpoints[1].final);
+  // Rows 100..199 came while checkpoint 1's transaction was prepared; it was
+  // rolled back and its rows written again with them.
+  CHECK(table.rows().size() == 200);
+  CHECK(result.metrics.counter("mysql.xa.rolled-back") == 1);
+  CHECK(prepared_of(table.connection(), job) == 0);
 }
