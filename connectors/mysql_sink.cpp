@@ -105,7 +105,8 @@ class MySqlSink final : public Sink {
         mode_(mode),
         exactly_once_(options_.delivery == MySqlSinkOptions::Delivery::kExactlyOnce),
         key_(key_indexes(input_, key_names_)),
-        changes_(key_, keeps_order(input_, key_)) {
+        keep_order_(keeps_order(input_, key_)),
+        changes_(key_, keep_order_) {
     for (size_t c = 0; c < input_.size(); ++c) all_columns_.push_back(c);
   }
 
@@ -182,7 +183,8 @@ class MySqlSink final : public Sink {
     if (changes_.empty() && appended_.empty()) return;
     // A prepared transaction still holds its row locks until its checkpoint
     // completes; writing rows it locked would wait for a commit that this
-    // very thread has to make. Keep buffering until then.
+    // very thread has to make. Keep buffering until then: the completion
+    // comes before the next barrier, and an abort rolls it back.
     if (exactly_once_ && !prepared_.empty()) return;
     std::vector<UpsertBuffer::Run> runs;
     if (mode_ == MySqlSinkOptions::Mode::kUpsert) {
@@ -286,7 +288,7 @@ class MySqlSink final : public Sink {
       // take for equal while their bytes differ ('abc', 'ABC'), the key's
       // spelling too, so that the last change of a key decides all of it.
       const bool in_key = std::find(key_.begin(), key_.end(), i) != key_.end();
-      if (!in_key || (keeps_order(input_, key_) && !is_exact_key_column(c.type))) {
+      if (!in_key || !is_exact_key_column(c.type)) {
         updates.push_back(quote_identifier(c.name) + "=VALUES(" + quote_identifier(c.name) + ")");
       }
     }
@@ -498,7 +500,7 @@ class MySqlSink final : public Sink {
                        std::make_move_iterator(again.end()));
       return;
     }
-    UpsertBuffer rebuilt(key_, keeps_order(input_, key_));
+    UpsertBuffer rebuilt(key_, keep_order_);
     for (Row& row : again) rebuilt.add(std::move(row));
     for (const Row* row : changes_.changes()) rebuilt.add(Row(*row));
     changes_ = std::move(rebuilt);
@@ -605,6 +607,7 @@ class MySqlSink final : public Sink {
   const MySqlSinkOptions::Mode mode_;
   const bool exactly_once_;
   const std::vector<size_t> key_;
+  const bool keep_order_;  // see keeps_order()
   std::vector<size_t> all_columns_;
 
   UpsertBuffer changes_;  // upsert mode
