@@ -131,7 +131,8 @@ TEST_CASE("a value the server refuses fails the job at once, without restarts", 
       dir.path().string());
   INFO(result.output);
   CHECK(result.status == 1);
-  CHECK_THAT(result.output, Catch::Contains("MySQL error 1406") && Catch::Contains("not restarting") &&
+  CHECK_THAT(result.output, Catch::Contains("MySQL error 1406") &&
+                                Catch::Contains("not restarting") &&
                                 !Catch::Contains("restarting (") && !Catch::Contains("retrying"));
 }
 
