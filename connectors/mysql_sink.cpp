@@ -214,7 +214,13 @@ class MySqlSink final : public Sink {
     flush_micros_->add(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                                  std::chrono::steady_clock::now() - started)
                                                  .count()));
-    changes_.clear();
+    if (exactly_once_) {
+      // Kept until its transaction commits, to write again if it is rolled back.
+      for (Row& row : changes_.take()) in_transaction_.push_back(std::move(row));
+      std::move(appended_.begin(), appended_.end(), std::back_inserter(in_transaction_));
+    } else {
+      changes_.clear();
+    }
     appended_.clear();
   }
 
@@ -381,12 +387,6 @@ class MySqlSink final : public Sink {
     try {
       if (!open_xid_) begin_transaction();
       write_statements(*writer_, runs);
-      if (mode_ == MySqlSinkOptions::Mode::kAppend) {
-        in_transaction_.insert(in_transaction_.end(), appended_.begin(), appended_.end());
-      }
-      for (const UpsertBuffer::Run& run : runs) {
-        for (const Row* row : run.rows) in_transaction_.push_back(*row);
-      }
     } catch (const MySqlError& e) {
       fail("writing (exactly-once)", e);
     }

@@ -5,6 +5,12 @@
 #include "engine/value_codec.hpp"
 
 namespace sluice {
+namespace {
+
+// Orders entries by their last change.
+constexpr auto by_sequence = [](const auto* a, const auto* b) { return a->sequence < b->sequence; };
+
+}  // namespace
 
 UpsertBuffer::UpsertBuffer(std::vector<size_t> key, bool keep_order)
     : key_(std::move(key)), keep_order_(keep_order) {}
@@ -60,12 +66,23 @@ std::vector<UpsertBuffer::Run> UpsertBuffer::runs(bool resolve_held) {
 
 void UpsertBuffer::clear() { entries_.clear(); }
 
+std::vector<Row> UpsertBuffer::take() {
+  std::vector<Entry*> taken;
+  taken.reserve(entries_.size());
+  for (auto& [key, entry] : entries_) taken.push_back(&entry);
+  if (keep_order_) std::sort(taken.begin(), taken.end(), by_sequence);
+  std::vector<Row> rows;
+  rows.reserve(taken.size());
+  for (Entry* entry : taken) rows.push_back(std::move(entry->row));
+  entries_.clear();
+  return rows;
+}
+
 std::vector<const UpsertBuffer::Entry*> UpsertBuffer::in_order() const {
   std::vector<const Entry*> ordered;
   ordered.reserve(entries_.size());
   for (const auto& [key, entry] : entries_) ordered.push_back(&entry);
-  std::sort(ordered.begin(), ordered.end(),
-            [](const Entry* a, const Entry* b) { return a->sequence < b->sequence; });
+  std::sort(ordered.begin(), ordered.end(), by_sequence);
   return ordered;
 }
 

@@ -44,6 +44,9 @@ class UpsertBuffer {
   std::vector<Run> runs(bool resolve_held);
   /// Forgets what runs() returned, once written; a held -U stays.
   void clear();
+  /// Like clear(), but hands over the rows, in the order runs() gave them
+  /// up to the order of unrelated keys.
+  std::vector<Row> take();
 
   /// Distinct keys buffered, a held -U not counted.
   size_t size() const { return entries_.size(); }
