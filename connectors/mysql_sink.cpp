@@ -8,7 +8,6 @@
 #include <map>
 #include <set>
 #include <thread>
-#include <unordered_map>
 
 #include "connectors/mysql_bulk_statement.hpp"
 #include "connectors/mysql_connection.hpp"

@@ -182,6 +182,13 @@ std::map<int64_t, int64_t> last_counts(const std::vector<Row>& rows) {
   return counts;
 }
 
+// Keys 0..9, each with `count`.
+std::map<int64_t, int64_t> ten_keys_counting(int64_t count) {
+  std::map<int64_t, int64_t> counts;
+  for (int64_t k = 0; k < 10; ++k) counts[k] = count;
+  return counts;
+}
+
 }  // namespace
 
 TEST_CASE("a keyed aggregate restarted right after a checkpoint restores it and ends exact",
@@ -515,9 +522,7 @@ TEST_CASE("a restart after a completed checkpoint restores that checkpoint", "[c
   CHECK(log->started_at == std::vector<int64_t>{0, 500});
   // The aggregate's 50 per key came back with it: the second 500 rows make
   // 100 (without its state it would end at 50).
-  const auto counts = last_counts(out->rows());
-  REQUIRE(counts.size() == 10);
-  for (const auto& [k, count] : counts) CHECK(count == 100);
+  CHECK(last_counts(out->rows()) == ten_keys_counting(100));
 }
 
 TEST_CASE("restored state that no record touches is carried into later checkpoints",
@@ -546,9 +551,7 @@ TEST_CASE("restored state that no record touches is carried into later checkpoin
   options.restore_checkpoint = *storage.latest();
   auto out = std::make_shared<CollectedRows>();
   REQUIRE(run_positions(options, 110, 0, log, out).finished());
-  const auto counts = last_counts(out->rows());
-  REQUIRE(counts.size() == 10);
-  for (const auto& [k, count] : counts) CHECK(count == 11);
+  CHECK(last_counts(out->rows()) == ten_keys_counting(11));
 }
 
 TEST_CASE("restore=latest resumes an unfinished run, and a finished one starts afresh",
@@ -579,7 +582,5 @@ TEST_CASE("restore=latest resumes an unfinished run, and a finished one starts a
   CHECK_FALSE(again.restored_from);
   // Where each run's source started: 0, then 500, then 0 again.
   CHECK(log->started_at == std::vector<int64_t>{0, 500, 0});
-  const auto counts = last_counts(out->rows());
-  REQUIRE(counts.size() == 10);
-  for (const auto& [k, count] : counts) CHECK(count == 100);  // a new run, with no old state
+  CHECK(last_counts(out->rows()) == ten_keys_counting(100));  // a new run, with no old state
 }
