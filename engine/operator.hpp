@@ -80,6 +80,8 @@ class SinkContext : public OperatorContext {
 ///   commit everything up to n;
 /// - notify_checkpoint_aborted(n) when n timed out or failed; the next
 ///   completed checkpoint covers its span.
+/// One of the two notices of checkpoint n always comes before
+/// snapshot_state(n + 1): checkpoints run one at a time.
 class CheckpointHooks {
  public:
   virtual ~CheckpointHooks() = default;

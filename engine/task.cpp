@@ -435,6 +435,11 @@ void Task::on_barrier(size_t input, int64_t id) {
   // belongs to the next checkpoint: leave it in the channel.
   inputs_.block(input);
   if (!inputs_.all_live_blocked()) return;
+  // The coordinator posts the news of checkpoint n before it triggers n+1,
+  // but that mail may have come in after this task last looked: run it
+  // first, so that an operator always learns how n ended before it
+  // snapshots n+1 (a sink commits n's transaction before preparing n+1's).
+  if (mailbox_.has_mail()) mailbox_.run_mail();
   checkpoint(id, std::chrono::steady_clock::now() - alignment_started_);
   inputs_.unblock_all();
   aligning_.reset();

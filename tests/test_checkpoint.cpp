@@ -411,6 +411,38 @@ TEST_CASE("a job ends with a final checkpoint that its sinks hear of before it r
   CHECK(log->events.back() == "complete " + id);
 }
 
+TEST_CASE("an operator hears how checkpoint n ended before it snapshots n+1", "[checkpoint]") {
+  testing::TempDir dir;
+  constexpr int kSubtasks = 2;
+  std::vector<std::shared_ptr<HookLog>> logs;  // one per sink subtask
+  for (int s = 0; s < kSubtasks; ++s) logs.push_back(std::make_shared<HookLog>());
+  JobGraph graph("notices");
+  graph.source("gen", datagen_source(slow_rows(20'000, 20'000)))
+      .sink("hooks", {.create =
+                          [logs](const SubtaskInfo& info) {
+                            return std::make_unique<HookSink>(logs.at(info.index), 0ms);
+                          }})
+      .parallelism(kSubtasks);
+  const JobResult result = Executor(checkpointing(dir, 1ms)).run(graph);
+  REQUIRE(result.finished());
+  REQUIRE(result.metrics.checkpoints.size() >= 10);
+  for (int s = 0; s < kSubtasks; ++s) {
+    // Each snapshot after the first follows the notice of the one before.
+    std::optional<int64_t> open;  // snapshotted, not yet heard of
+    for (const std::string& event : logs[s]->events) {
+      INFO("subtask " << s << ": " << event);
+      const int64_t id = std::stoll(event.substr(event.find(' ') + 1));
+      if (event.starts_with("snapshot")) {
+        CHECK_FALSE(open.has_value());
+        open = id;
+      } else {
+        CHECK(open == id);
+        open.reset();
+      }
+    }
+  }
+}
+
 TEST_CASE("checkpoint.retained=2 leaves exactly two checkpoints on disk", "[checkpoint]") {
   testing::TempDir dir;
   RuntimeOptions options = checkpointing(dir, 20ms);
