@@ -54,19 +54,21 @@ std::vector<OptionSpec> mysql_sink_option_specs();
 /// table's). Upsert mode keeps the last change per key (UpsertBuffer: +I/+U
 /// upsert, -D delete, -U a delete unless the +U of the same key follows)
 /// and flushes it on max-rows, on FlushSignal, at every barrier and at the
-/// end, in one transaction: batched `INSERT … ON DUPLICATE KEY UPDATE` and
-/// `DELETE … WHERE key`, so that the table equals the changes applied in
-/// order, also for string keys the table's collation takes for equal. A flush that
-/// loses its connection or deadlocks is replayed whole on a new connection.
-/// At open the table must exist with every input column and a matching key;
-/// validate() refuses updates or deletes into a sink without a key.
+/// end (StatementWriter: batched `INSERT … ON DUPLICATE KEY UPDATE` and
+/// `DELETE … WHERE key`), so that the table equals the changes applied in
+/// order, also for string keys the table's collation takes for equal.
+/// At-least-once, each flush is a transaction, replayed whole on a new
+/// connection after a lost connection or a deadlock. At open the table must
+/// exist with every input column and a matching key; validate() refuses
+/// updates or deletes into a sink without a key.
 ///
-/// Exactly-once: the flushes of one checkpoint go into one XA transaction,
-/// prepared at the barrier (its id kept in the sink's state), committed from
-/// the same connection when the checkpoint completes. A restored sink commits
-/// the transactions its state lists, verified by a marker row each wrote into
-/// `sluice_xa_commits`, and rolls back its other prepared transactions.
-/// Checkpoints must be on: nothing is committed without them.
+/// Exactly-once (XaCommitter): the flushes between two barriers go into one
+/// XA transaction, prepared at the barrier (its id kept in the sink's
+/// state), committed from the same connection when the checkpoint completes;
+/// meanwhile the next one runs on a second connection. A restored sink
+/// commits the transactions its state lists, verified by a marker row each
+/// wrote into `sluice_xa_commits`, and rolls back its other prepared
+/// transactions. Checkpoints must be on: nothing is committed without them.
 SinkDef mysql_sink(const MySqlSinkOptions& options, const Schema& input);
 
 /// Adds the sink after `input`, with the options' parallelism.

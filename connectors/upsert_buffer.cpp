@@ -39,10 +39,11 @@ void UpsertBuffer::put(std::string key, Row&& row, bool deleted) {
   entry.row = std::move(row);
   if (deleted) entry.row.kind = RowKind::kDelete;  // a held -U, too
   entry.deleted = deleted;
+  entry.in_run = false;
   entry.sequence = ++sequence_;
 }
 
-std::vector<UpsertBuffer::Run> UpsertBuffer::runs(bool resolve_held) {
+std::vector<UpsertBuffer::Run> UpsertBuffer::runs(bool resolve_held, const KeySet* hold_back) {
   if (resolve_held && held_) {
     put(std::move(held_key_), std::move(*held_), true);
     held_.reset();
@@ -50,13 +51,16 @@ std::vector<UpsertBuffer::Run> UpsertBuffer::runs(bool resolve_held) {
   std::vector<Run> out;
   if (!keep_order_) {
     Run upserts{false, {}}, deletes{true, {}};
-    for (const auto& [key, entry] : entries_)
-      (entry.deleted ? deletes : upserts).rows.push_back(&entry.row);
+    for (auto& [key, entry] : entries_) {
+      entry.in_run = hold_back == nullptr || !hold_back->contains(key);
+      if (entry.in_run) (entry.deleted ? deletes : upserts).rows.push_back(&entry.row);
+    }
     for (Run* run : {&upserts, &deletes}) {
       if (!run->rows.empty()) out.push_back(std::move(*run));
     }
     return out;
   }
+  for (auto& [key, entry] : entries_) entry.in_run = true;
   for (const Entry* entry : in_order()) {
     if (out.empty() || out.back().deletes != entry->deleted) out.push_back({entry->deleted, {}});
     out.back().rows.push_back(&entry->row);
@@ -64,17 +68,21 @@ std::vector<UpsertBuffer::Run> UpsertBuffer::runs(bool resolve_held) {
   return out;
 }
 
-void UpsertBuffer::clear() { entries_.clear(); }
+void UpsertBuffer::clear() {
+  std::erase_if(entries_, [](const auto& item) { return item.second.in_run; });
+}
 
 std::vector<Row> UpsertBuffer::take() {
   std::vector<Entry*> taken;
   taken.reserve(entries_.size());
-  for (auto& [key, entry] : entries_) taken.push_back(&entry);
+  for (auto& [key, entry] : entries_) {
+    if (entry.in_run) taken.push_back(&entry);
+  }
   if (keep_order_) std::sort(taken.begin(), taken.end(), by_sequence);
   std::vector<Row> rows;
   rows.reserve(taken.size());
   for (Entry* entry : taken) rows.push_back(std::move(entry->row));
-  entries_.clear();
+  clear();
   return rows;
 }
 

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "engine/row.hpp"
@@ -38,11 +39,15 @@ class UpsertBuffer {
     bool deletes = false;
     std::vector<const Row*> rows;
   };
+  /// Keys as encode_key() gives them.
+  using KeySet = std::unordered_set<std::string>;
   /// What to write now, as runs. A held -U stays held (a flush must not
   /// fall between it and its +U) unless `resolve_held` (a barrier, the end),
-  /// which makes it a delete. The rows stay valid until clear().
-  std::vector<Run> runs(bool resolve_held);
-  /// Forgets what runs() returned, once written; a held -U stays.
+  /// which makes it a delete. Keys in `hold_back` stay buffered, too: only
+  /// without keep_order, where other keys' changes may pass them. The rows
+  /// stay valid until clear().
+  std::vector<Run> runs(bool resolve_held, const KeySet* hold_back = nullptr);
+  /// Forgets what runs() returned, once written; what it held stays.
   void clear();
   /// Like clear(), but hands over the rows, in the order runs() gave them
   /// up to the order of unrelated keys.
@@ -59,6 +64,7 @@ class UpsertBuffer {
   struct Entry {
     Row row;
     bool deleted = false;
+    bool in_run = false;    // returned by the last runs()
     uint64_t sequence = 0;  // of its last change
   };
   void put(std::string key, Row&& row, bool deleted);

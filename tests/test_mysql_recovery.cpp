@@ -6,10 +6,13 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <thread>
 
 #include "connectors/datagen.hpp"
 #include "connectors/mysql_sink.hpp"
+#include "connectors/mysql_xa.hpp"
 #include "engine/checkpoint_storage.hpp"
 #include "engine/executor.hpp"
 #include "engine/state.hpp"
@@ -283,4 +286,95 @@ TEST_CASE("recovery after a server restart does not wait on a connection id give
   CHECK_THAT(rerun.output, Catch::Contains(", 1 recovered, 0 rolled back"));
   CHECK(MySqlConnection(server.url()).query("SELECT COUNT(*) FROM numbers")[0][0] ==
         std::optional<std::string>("30000"));
+}
+
+namespace {
+
+// A sink that takes its time over every snapshot: beside the MySQL sink, it
+// makes each checkpoint complete late, while the MySQL sink's transaction
+// waits, prepared.
+class SlowSnapshotSink final : public Sink {
+ public:
+  void write(Row&&) override {}
+  void snapshot_state(int64_t) override { std::this_thread::sleep_for(200ms); }
+};
+
+// The bquals of `job`'s transactions among `xids`, by subtask.
+using XidsBySubtask = std::map<int, std::set<std::string>>;
+XidsBySubtask by_subtask(const std::vector<Xid>& xids, const std::string& job) {
+  const XidScheme scheme(job, "mysql", 0);
+  XidsBySubtask out;
+  for (const Xid& xid : xids) {
+    if (const auto subtask = scheme.subtask_of(xid)) out[*subtask].insert(xid.bqual);
+  }
+  return out;
+}
+
+// The last field of a transaction's bqual: it counts the subtask's transactions.
+int64_t sequence_of(const std::string& bqual) {
+  return std::stoll(bqual.substr(bqual.rfind('|') + 1));
+}
+
+std::vector<Xid> markers(MySqlConnection& connection) {
+  std::vector<Xid> xids;
+  for (const auto& row : connection.query("SELECT gtrid, bqual FROM sluice_xa_commits")) {
+    xids.push_back({*row[0], *row[1]});
+  }
+  return xids;
+}
+
+}  // namespace
+
+TEST_CASE("exactly-once at sink parallelism 4 writes checkpoint n+1 while n is prepared",
+          "[mysql][xa]") {
+  testing::TestTable table("xa_p4", kOrdersTable);
+  const std::string job = testing::unique_name("xa-p4");
+  const testing::PreparedGuard guard(job);
+  const DatagenOptions gen = changelog(30'000, 10'000);
+  MySqlSinkOptions options;
+  options.url = testing::test_mysql_url();
+  options.table = table.name();
+  options.max_rows = 200;
+  options.delivery = MySqlSinkOptions::Delivery::kExactlyOnce;
+  JobGraph graph(job);
+  Stream orders = graph.source("orders", datagen_source(gen));
+  orders.sink("mysql", mysql_sink(options, kOrders)).parallelism(4);
+  orders.sink("slow", SinkDef{.create = [](const SubtaskInfo&) {
+                return std::make_unique<SlowSnapshotSink>();
+              }});
+  RuntimeOptions runtime;
+  runtime.flush_interval = 50ms;
+  runtime.checkpoint_interval = 100ms;
+  Executor executor(runtime);
+  std::atomic<bool> done = false;
+  JobResult result;
+  std::thread running([&] {
+    result = executor.run(graph);
+    done = true;
+  });
+  // Watch for a subtask that began a transaction while an earlier one of
+  // its own was prepared: prepared before and after a read that sees the
+  // later one's marker, uncommitted as it may be.
+  MySqlConnection c(testing::test_mysql_url());
+  c.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ UNCOMMITTED");
+  bool overlapped = false;
+  while (!done && !overlapped) {
+    const XidsBySubtask prepared_before = by_subtask(xa_recover(c), job);
+    const XidsBySubtask begun = by_subtask(markers(c), job);
+    const XidsBySubtask prepared_after = by_subtask(xa_recover(c), job);
+    for (const auto& [subtask, prepared] : prepared_before) {
+      if (!prepared_after.contains(subtask) || !begun.contains(subtask)) continue;
+      for (const std::string& earlier : prepared) {
+        if (!prepared_after.at(subtask).contains(earlier)) continue;
+        for (const std::string& later : begun.at(subtask)) {
+          overlapped |= sequence_of(later) > sequence_of(earlier);
+        }
+      }
+    }
+  }
+  running.join();
+  REQUIRE(result.finished());
+  CHECK(overlapped);
+  CHECK(table.rows() == final_state(gen));
+  CHECK(by_subtask(xa_recover(table.connection()), job).empty());
 }

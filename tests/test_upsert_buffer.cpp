@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "connectors/upsert_buffer.hpp"
+#include "engine/value_codec.hpp"
 
 using namespace sluice;
 
@@ -102,4 +103,17 @@ TEST_CASE("the buffered changes, saved and added again, give the same runs", "[b
   for (const Row* row : buffer.changes()) restored.add(Row(*row));
   CHECK(describe(restored.runs(false)) == describe(buffer.runs(false)));
   CHECK(describe(restored.runs(true)) == "+b | -a | +c | -d");
+}
+
+TEST_CASE("keys held back stay buffered, the others are written", "[buffer]") {
+  UpsertBuffer buffer({0}, false);
+  buffer.add(change(RowKind::kInsert, 1, 10));
+  buffer.add(change(RowKind::kDelete, 2));
+  buffer.add(change(RowKind::kInsert, 3, 30));
+  const UpsertBuffer::KeySet locked{encode_key(change(RowKind::kInsert, 3), {0})};
+  CHECK(describe(buffer.runs(false, &locked)) == "+1 | -2");
+  const std::vector<Row> taken = buffer.take();
+  CHECK(taken.size() == 2);
+  CHECK(buffer.size() == 1);
+  CHECK(describe(buffer.runs(false)) == "+3");
 }

@@ -1,0 +1,122 @@
+#include "connectors/mysql_statement_writer.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "connectors/mysql_bulk_statement.hpp"
+#include "engine/fault_point.hpp"
+
+namespace sluice {
+namespace {
+
+// Rows per statement: larger batches gain little and hold larger packets.
+constexpr size_t kRowsPerStatement = 2000;
+
+std::string join(const std::vector<std::string>& names, const char* separator = ", ") {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : separator) + n;
+  return out;
+}
+
+}  // namespace
+
+bool is_exact_key_column(const DataType& type) {
+  return type.id != TypeId::kString && type.id != TypeId::kDouble;
+}
+
+StatementWriter::StatementWriter(const std::string& table, const Schema& input,
+                                 const std::vector<size_t>& key, bool upsert, int subtask,
+                                 Counters counters)
+    : subtask_(subtask), counters_(counters) {
+  const std::string target = quote_identifier(table);
+  std::vector<std::string> columns, params, updates;
+  for (size_t i = 0; i < input.size(); ++i) {
+    const Column& c = input.column(i);
+    columns.push_back(quote_identifier(c.name));
+    params.push_back("?");
+    upsert_.columns.push_back(i);
+    upsert_.types.push_back(c.type);
+    // An upsert writes the row's whole image: with keys that the table may
+    // take for equal while their bytes differ ('abc', 'ABC'), the key's
+    // spelling too, so that the last change of a key decides all of it.
+    const bool in_key = std::find(key.begin(), key.end(), i) != key.end();
+    if (!in_key || !is_exact_key_column(c.type)) {
+      updates.push_back(quote_identifier(c.name) + "=VALUES(" + quote_identifier(c.name) + ")");
+    }
+  }
+  if (upsert && updates.empty()) {
+    // Every column is in the key: nothing to update, but not INSERT IGNORE,
+    // which would turn a too long or wrong value into a warning.
+    const std::string first = quote_identifier(input.column(key.front()).name);
+    updates.push_back(first + "=" + first);
+  }
+  upsert_.sql = "INSERT INTO " + target + " (" + join(columns) + ") VALUES (" + join(params) + ")";
+  if (!upsert) return;
+  upsert_.sql += " ON DUPLICATE KEY UPDATE " + join(updates);
+  std::vector<std::string> conditions;
+  for (size_t k : key) {
+    conditions.push_back(quote_identifier(input.column(k).name) + "=?");
+    delete_.columns.push_back(k);
+    delete_.types.push_back(input.column(k).type);
+  }
+  delete_.sql = "DELETE FROM " + target + " WHERE " + join(conditions, " AND ");
+}
+
+void StatementWriter::write(SinkConnection& connection,
+                            const std::vector<UpsertBuffer::Run>& runs) {
+  for (const UpsertBuffer::Run& run : runs) {
+    counters_.rows_affected->add(
+        execute_chunked(connection, run.deletes ? delete_ : upsert_, run.rows));
+    (run.deletes ? counters_.deletes : counters_.upserts)->add(run.rows.size());
+  }
+}
+
+void StatementWriter::append(SinkConnection& connection, const std::vector<const Row*>& rows) {
+  counters_.rows_affected->add(execute_chunked(connection, upsert_, rows));
+  counters_.upserts->add(rows.size());
+}
+
+uint64_t StatementWriter::execute_chunked(SinkConnection& connection, const BulkSql& statement,
+                                          const std::vector<const Row*>& rows) {
+  uint64_t affected = 0;
+  size_t begin = 0;
+  while (begin < rows.size()) {
+    if (begin > 0) fault_point("mid-flush", subtask_);
+    size_t end = begin;
+    size_t bytes = 0;
+    while (end < rows.size() && end - begin < kRowsPerStatement) {
+      bytes += BulkStatement::wire_size(*rows[end], statement.columns);
+      if (bytes > packet_budget_ && end > begin) break;
+      ++end;
+    }
+    affected += connection.execute_bulk(statement, std::span(rows).subspan(begin, end - begin));
+    counters_.statements->add(1);
+    begin = end;
+  }
+  return affected;
+}
+
+void fail_write(const std::string& doing, const std::string& target, const MySqlError& e,
+                int retries) {
+  const std::string message =
+      doing + " " + target + " failed" +
+      (retries > 0 ? " after " + std::to_string(retries) + " retries" : "") + ": " + e.what();
+  if (e.rejects_value()) throw DataError(message);
+  if (e.rejects_configuration()) throw ConfigError(message);
+  throw Error(message);
+}
+
+bool wait_before_retry(const RetryPolicy& policy, int retry, const std::string& target,
+                       const MySqlError& e) {
+  const auto wait = policy.backoff * (1 << std::min(retry, 6));
+  spdlog::warn("mysql sink {}: {}; retrying in {} ms on a new connection", target, e.what(),
+               wait.count());
+  if (policy.retries != nullptr) policy.retries->add(1);
+  if (policy.canceller != nullptr) return policy.canceller->sleep_for(wait);
+  std::this_thread::sleep_for(wait);
+  return true;
+}
+
+}  // namespace sluice

@@ -1,0 +1,117 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "connectors/mysql_sink_connection.hpp"
+#include "connectors/upsert_buffer.hpp"
+#include "engine/metrics.hpp"
+#include "engine/schema.hpp"
+
+namespace sluice {
+
+/// How often, and after how long, a write is tried again on a new connection.
+struct RetryPolicy {
+  int max_retries = 3;
+  std::chrono::milliseconds backoff{100};  ///< the first wait; it doubles each time
+  MySqlCanceller* canceller = nullptr;     ///< ends the waits early; none if null
+  Counter* retries = nullptr;              ///< counts the retries; none if null
+};
+
+/// Fails the task with what `doing` on `target` ran into: a DataError where
+/// the server refused a value, a ConfigError where the table, a column or a
+/// privilege is missing (restarting would not help), else an Error.
+[[noreturn]] void fail_write(const std::string& doing, const std::string& target,
+                             const MySqlError& e, int retries = 0);
+
+/// Waits before retry `retry` (0 first) after `e`; false if cancelled.
+bool wait_before_retry(const RetryPolicy& policy, int retry, const std::string& target,
+                       const MySqlError& e);
+
+/// Runs `attempt(retry)`, retry 0 first. After an error that a retry may
+/// cure, waits and runs it again, up to the policy's retries; then, or after
+/// any other error, fails as fail_write() says.
+template <typename Attempt>
+void with_retries(const RetryPolicy& policy, const std::string& doing, const std::string& target,
+                  Attempt&& attempt) {
+  for (int retry = 0;; ++retry) {
+    try {
+      attempt(retry);
+      return;
+    } catch (const MySqlError& e) {
+      const bool cancelled = policy.canceller != nullptr && policy.canceller->cancelled();
+      if (!e.retriable() || retry >= policy.max_retries || cancelled ||
+          !wait_before_retry(policy, retry, target, e)) {
+        fail_write(doing, target, e, retry);
+      }
+    }
+  }
+}
+
+/// Whether two values of a key column of `type` that differ as bytes are
+/// different keys to the table, too. Not so for a string under a collation
+/// that ignores case, accents or trailing spaces, nor for a double's -0.
+bool is_exact_key_column(const DataType& type);
+
+/// The MySQL sink's statements: a flush's changes as array-bound upserts
+/// (`INSERT … ON DUPLICATE KEY UPDATE`) and deletes by key, or plain INSERTs
+/// in append mode, in statements of at most 2000 rows and half the server's
+/// max_allowed_packet (a larger statement drops the connection).
+class StatementWriter {
+ public:
+  struct Counters {
+    Counter* upserts = nullptr;
+    Counter* deletes = nullptr;
+    Counter* statements = nullptr;
+    Counter* rows_affected = nullptr;
+    Counter* transactions = nullptr;
+  };
+
+  /// `key`: the key columns' indexes in `input`; upsert or append mode;
+  /// `subtask`: the sink subtask writing (for fault points).
+  StatementWriter(const std::string& table, const Schema& input, const std::vector<size_t>& key,
+                  bool upsert, int subtask, Counters counters);
+
+  /// Sizes statements for a server with this max_allowed_packet.
+  void set_max_allowed_packet(uint64_t bytes) { packet_budget_ = bytes / 2; }
+
+  /// Writes upsert-mode runs in their order, on `connection`, in the
+  /// transaction the caller has open.
+  void write(SinkConnection& connection, const std::vector<UpsertBuffer::Run>& runs);
+  /// Inserts `rows` (append mode) likewise.
+  void append(SinkConnection& connection, const std::vector<const Row*>& rows);
+
+  /// Runs `body(connection)` in a transaction of its own, on `connection`,
+  /// made by `connect` if null. After an error a retry may cure, the
+  /// connection is dropped and `body` runs whole again on a new one, as
+  /// with_retries() says. `target` names the table and server in errors.
+  template <typename Body>
+  void in_transaction(std::unique_ptr<SinkConnection>& connection, const SinkConnector& connect,
+                      const RetryPolicy& policy, const std::string& target, Body&& body) {
+    with_retries(policy, "writing", target, [&](int retry) {
+      if (retry > 0) connection.reset();
+      if (!connection) connection = connect();
+      connection->execute("START TRANSACTION");
+      body(*connection);
+      connection->execute("COMMIT");
+      counters_.transactions->add(1);
+    });
+  }
+
+  const BulkSql& upsert_statement() const { return upsert_; }
+  const BulkSql& delete_statement() const { return delete_; }
+
+ private:
+  uint64_t execute_chunked(SinkConnection& connection, const BulkSql& statement,
+                           const std::vector<const Row*>& rows);
+
+  BulkSql upsert_;
+  BulkSql delete_;
+  int subtask_;
+  Counters counters_;
+  uint64_t packet_budget_ = 1 << 19;
+};
+
+}  // namespace sluice

@@ -1,0 +1,172 @@
+#include "tests/fake_sink_connection.hpp"
+
+#include <algorithm>
+
+namespace sluice::testing {
+
+class FakeConnection final : public SinkConnection {
+ public:
+  FakeConnection(FakeServer& server, uint64_t id, int64_t started)
+      : server_(server), id_(id), started_(started) {}
+  ~FakeConnection() override { server_.live_.erase(id_); }
+
+  void execute(std::string_view sql) override {
+    call(std::string(sql));
+    if (sql == "START TRANSACTION") {
+      in_transaction_ = true;
+      pending_.clear();
+    } else if (sql == "COMMIT") {
+      server_.apply(pending_);
+      pending_.clear();
+      in_transaction_ = false;
+    }
+  }
+
+  uint64_t execute_bulk(const BulkSql& statement, std::span<const Row* const> rows) override {
+    const bool remove = statement.sql.starts_with("DELETE");
+    call(std::string(remove ? "DELETE " : "UPSERT ") + std::to_string(rows.size()));
+    std::vector<FakeServer::Change> changes;
+    for (const Row* row : rows) changes.push_back({remove, *row, std::nullopt});
+    change(std::move(changes));
+    return rows.size();
+  }
+
+  TableInfo describe_table(const std::string& table) override {
+    call("DESCRIBE " + table);
+    return server_.table_info;
+  }
+  uint64_t max_allowed_packet() override { return server_.max_allowed_packet; }
+
+  void xa(std::string_view command, const Xid& xid) override {
+    call("XA " + std::string(command) + " " + xid.to_string());
+    auto& prepared = server_.prepared;
+    const auto found =
+        std::find_if(prepared.begin(), prepared.end(), [&](const auto& p) { return p.xid == xid; });
+    if (command == "START") {
+      xa_ = xid;
+      pending_.clear();
+    } else if (command == "PREPARE") {
+      prepared.push_back({xid, std::move(pending_)});
+      pending_.clear();
+      xa_.reset();
+    } else if (command == "COMMIT" || command == "ROLLBACK") {
+      if (found == prepared.end()) throw MySqlError(1397, "XAER_NOTA: Unknown XID");
+      if (command == "COMMIT") server_.apply(found->changes);
+      prepared.erase(found);
+    }
+  }
+
+  std::vector<Xid> xa_recover() override {
+    call("XA RECOVER");
+    std::vector<Xid> xids;
+    for (const auto& p : server_.prepared) xids.push_back(p.xid);
+    return xids;
+  }
+
+  void create_marker_table() override { call("CREATE MARKERS"); }
+  void insert_marker(const Xid& xid) override {
+    call("INSERT MARKER " + xid.to_string());
+    change({{false, std::nullopt, xid}});
+  }
+  bool has_marker(const Xid& xid) override {
+    call("HAS MARKER " + xid.to_string());
+    return std::find(server_.markers.begin(), server_.markers.end(), xid) != server_.markers.end();
+  }
+  void delete_marker(const Xid& xid) override {
+    call("DELETE MARKER " + xid.to_string());
+    std::erase(server_.markers, xid);
+  }
+
+  SessionId session() const override { return {id_, started_}; }
+  void wait_until_gone(const SessionId& session) override {
+    call("WAIT c" + std::to_string(session.connection));
+    if (session.server_started == server_.started_ && server_.live_.contains(session.connection)) {
+      throw Error("fake: c" + std::to_string(session.connection) + " would never leave");
+    }
+  }
+
+ private:
+  void call(const std::string& text) { server_.check(id_, text); }
+  // In the open transaction, or at once under autocommit.
+  void change(std::vector<FakeServer::Change>&& changes) {
+    if (!in_transaction_ && !xa_) {
+      server_.apply(changes);
+      return;
+    }
+    std::move(changes.begin(), changes.end(), std::back_inserter(pending_));
+  }
+
+  FakeServer& server_;
+  uint64_t id_;
+  int64_t started_;
+  bool in_transaction_ = false;
+  std::optional<Xid> xa_;
+  std::vector<FakeServer::Change> pending_;  // lost with the connection unless prepared
+};
+
+std::unique_ptr<SinkConnection> FakeServer::connect() {
+  const uint64_t id = next_id_++;
+  check(id, "CONNECT");
+  live_.insert(id);
+  ++connections_made;
+  return std::make_unique<FakeConnection>(*this, id, started_);
+}
+
+void FakeServer::commit_prepared() {
+  for (const auto& p : prepared) apply(p.changes);
+  prepared.clear();
+}
+
+void FakeServer::restart() {
+  live_.clear();
+  next_id_ = 1;
+  started_ += 100;
+}
+
+std::vector<std::string> FakeServer::calls(const std::string& text) const {
+  std::vector<std::string> found;
+  for (const auto& line : log) {
+    if (line.find(text) != std::string::npos) found.push_back(line);
+  }
+  return found;
+}
+
+std::string FakeServer::key_of(const Row& row) const {
+  std::string key = row.fields.at(0).to_string();
+  if (fold_case_) {
+    std::transform(key.begin(), key.end(), key.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+  }
+  return key;
+}
+
+void FakeServer::apply(const std::vector<Change>& changes) {
+  for (const Change& c : changes) {
+    if (c.marker) {
+      markers.push_back(*c.marker);
+    } else if (c.remove) {
+      table.erase(key_of(*c.row));
+    } else {
+      table.insert_or_assign(key_of(*c.row), *c.row);
+    }
+  }
+}
+
+void FakeServer::check(uint64_t id, const std::string& call) {
+  std::string line = "c";
+  line += std::to_string(id);
+  line += ' ';
+  line += call;
+  log.push_back(std::move(line));
+  if (call != "CONNECT" && !live_.contains(id))
+    throw MySqlError(2013, "Lost connection to server during query");
+  for (auto it = failures_.begin(); it != failures_.end(); ++it) {
+    if (call.starts_with(it->first)) {
+      const unsigned code = it->second;
+      failures_.erase(it);
+      throw MySqlError(code, "fake failure of " + call);
+    }
+  }
+}
+
+}  // namespace sluice::testing

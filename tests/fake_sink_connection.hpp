@@ -1,0 +1,75 @@
+#pragma once
+
+#include <cctype>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "connectors/mysql_sink_connection.hpp"
+
+namespace sluice::testing {
+
+/// A MySQL server in memory, as far as the sink's writer and committer can
+/// tell: one table keyed by its first column (compared without case if
+/// `fold_case`, as utf8mb4_unicode_ci would), transactions, XA transactions
+/// that survive their connection, markers. Every call is logged as
+/// "c<connection id> <call>", and a call can be made to fail.
+class FakeServer {
+ public:
+  explicit FakeServer(bool fold_case = false) : fold_case_(fold_case) {}
+
+  std::unique_ptr<SinkConnection> connect();
+  SinkConnector connector() {
+    return [this] { return connect(); };
+  }
+
+  /// The next call whose log text (without "c<id> ") starts with `prefix`
+  /// throws MySqlError `code`.
+  void fail_next(std::string prefix, unsigned code) {
+    failures_.push_back({std::move(prefix), code});
+  }
+  /// Ends connection `id` as KILL would: its next call fails with 2013.
+  void kill(uint64_t id) { live_.erase(id); }
+  /// Commits every prepared transaction, as XA COMMIT from anywhere would.
+  void commit_prepared();
+  /// A restart: connections end, prepared transactions stay, ids start again.
+  void restart();
+
+  /// The committed rows, by key.
+  std::map<std::string, Row> table;
+  std::vector<Xid> markers;
+  struct Change {
+    bool remove = false;
+    std::optional<Row> row;  // the row, or for a delete its key
+    std::optional<Xid> marker;
+  };
+  struct PreparedXa {
+    Xid xid;
+    std::vector<Change> changes;
+  };
+  std::vector<PreparedXa> prepared;
+  std::vector<std::string> log;
+  TableInfo table_info;
+  uint64_t max_allowed_packet = 16 << 20;
+  int connections_made = 0;
+
+  /// Lines of the log that contain `text`.
+  std::vector<std::string> calls(const std::string& text) const;
+
+ private:
+  friend class FakeConnection;
+  std::string key_of(const Row& row) const;
+  void apply(const std::vector<Change>& changes);
+  void check(uint64_t id, const std::string& call);
+
+  bool fold_case_;
+  uint64_t next_id_ = 1;
+  int64_t started_ = 1000;
+  std::set<uint64_t> live_;
+  std::vector<std::pair<std::string, unsigned>> failures_;
+};
+
+}  // namespace sluice::testing

@@ -1,0 +1,362 @@
+// The MySQL sink's writer and committer against a server in memory: what
+// they decide, without a MariaDB. test_mysql_*.cpp run the same against one.
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <map>
+#include <random>
+
+#include "connectors/mysql_statement_writer.hpp"
+#include "connectors/mysql_xa_committer.hpp"
+#include "connectors/upsert_buffer.hpp"
+#include "engine/value_codec.hpp"
+#include "tests/fake_sink_connection.hpp"
+#include "tests/support.hpp"
+
+using namespace sluice;
+using testing::FakeServer;
+
+namespace {
+
+const Schema kNumbered = Schema::parse("id BIGINT, note STRING, PRIMARY KEY (id)");
+const Schema kNamed = Schema::parse("name STRING, n BIGINT, PRIMARY KEY (name)");
+
+struct WriterCounters {
+  Counter upserts, deletes, statements, rows_affected, transactions, retries;
+  StatementWriter::Counters pointers() {
+    return {&upserts, &deletes, &statements, &rows_affected, &transactions};
+  }
+};
+
+// The fake's table as "key=value" lines, in key order.
+std::vector<std::string> contents(const std::map<std::string, Row>& table) {
+  std::vector<std::string> out;
+  for (const auto& [key, row] : table) out.push_back(key + "=" + row.fields[1].to_string());
+  return out;
+}
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("statements stay within half the server's packet limit and 2000 rows", "[sink-parts]") {
+  FakeServer server;
+  server.max_allowed_packet = 64 * 1024;  // 32 KiB per statement
+  WriterCounters counters;
+  StatementWriter writer("t", kNumbered, {0}, true, 0, counters.pointers());
+  writer.set_max_allowed_packet(server.max_allowed_packet);
+  UpsertBuffer buffer({0}, false);
+  for (int64_t id = 0; id < 300; ++id)
+    buffer.add(Row(RowKind::kInsert, {id, std::string(1000, 'x')}));
+  for (int64_t id = 300; id < 5000; ++id) buffer.add(Row(RowKind::kInsert, {id, Value()}));
+  auto connection = server.connect();
+  writer.write(*connection, buffer.runs(false));
+  CHECK(server.table.size() == 5000);
+  size_t rows = 0;
+  for (const auto& call : server.calls("UPSERT")) {
+    const size_t n = std::stoul(call.substr(call.rfind(' ') + 1));
+    CHECK(n <= 2000);
+    rows += n;
+  }
+  CHECK(rows == 5000);
+  // 300 rows of ~1 KB need at least 10 statements of 32 KiB; the other
+  // 4700 small ones at least 3 of 2000 rows.
+  CHECK(counters.statements.get() >= 13);
+  CHECK(counters.statements.get() == server.calls("UPSERT").size());
+}
+
+TEST_CASE("a flush that loses its connection runs whole again on a new one", "[sink-parts]") {
+  FakeServer server;
+  WriterCounters counters;
+  StatementWriter writer("t", kNumbered, {0}, true, 0, counters.pointers());
+  UpsertBuffer buffer({0}, false);
+  buffer.add(Row(RowKind::kInsert, {int64_t{1}, "a"}));
+  buffer.add(Row(RowKind::kInsert, {int64_t{2}, "b"}));
+  buffer.add(Row(RowKind::kDelete, {int64_t{3}, Value()}));
+  server.table.insert_or_assign("3", Row(RowKind::kInsert, {int64_t{3}, "old"}));
+  server.fail_next("DELETE", 2013);  // after the upserts, before the commit
+  const auto runs = buffer.runs(false);
+  std::unique_ptr<SinkConnection> connection;
+  const RetryPolicy policy{
+      .max_retries = 3, .backoff = std::chrono::milliseconds(1), .retries = &counters.retries};
+  writer.in_transaction(connection, server.connector(), policy, "table 't'",
+                        [&](SinkConnection& c) { writer.write(c, runs); });
+  CHECK(contents(server.table) == std::vector<std::string>{"1=a", "2=b"});
+  CHECK(counters.retries.get() == 1);
+  CHECK(counters.transactions.get() == 1);
+  CHECK(server.connections_made == 2);
+  CHECK(server.calls("START TRANSACTION") ==
+        std::vector<std::string>{"c1 START TRANSACTION", "c2 START TRANSACTION"});
+}
+
+TEST_CASE("a refused value or a missing table fails at once; retries end with the server's error",
+          "[sink-parts]") {
+  FakeServer server;
+  WriterCounters counters;
+  StatementWriter writer("t", kNumbered, {0}, true, 0, counters.pointers());
+  std::vector<Row> rows{Row(RowKind::kInsert, {int64_t{1}, "a"})};
+  std::vector<const Row*> pointers{&rows[0]};
+  std::unique_ptr<SinkConnection> connection;
+  const RetryPolicy policy{
+      .max_retries = 2, .backoff = std::chrono::milliseconds(1), .retries = &counters.retries};
+  const auto write = [&] {
+    writer.in_transaction(connection, server.connector(), policy, "table 't'",
+                          [&](SinkConnection& c) { writer.append(c, pointers); });
+  };
+  server.fail_next("UPSERT", 1406);
+  CHECK_THROWS_AS(write(), DataError);
+  server.fail_next("UPSERT", 1146);
+  CHECK_THROWS_AS(write(), ConfigError);
+  CHECK(counters.retries.get() == 0);
+  for (int i = 0; i < 3; ++i) server.fail_next("UPSERT", 2013);
+  CHECK_THROWS_WITH(write(),
+                    Catch::Contains("after 2 retries") && Catch::Contains("MySQL error 2013"));
+  CHECK(counters.retries.get() == 2);
+  CHECK(server.table.empty());
+}
+
+// The rule, on random changelogs with random flush points: after the last
+// flush the table equals the changes applied in order. String keys run
+// against a table that ignores case, as utf8mb4_unicode_ci does.
+TEST_CASE("buffer and writer leave the table as the changes applied in order", "[sink-parts]") {
+  const uint32_t seed = testing::test_seed();
+  INFO("SLUICE_TEST_SEED=" << seed);
+  std::mt19937 random(seed);
+  for (const bool strings : {false, true}) {
+    const Schema& schema = strings ? kNamed : kNumbered;
+    const size_t value_column = 1;
+    FakeServer server(strings);
+    WriterCounters counters;
+    StatementWriter writer("t", schema, {0}, true, 0, counters.pointers());
+    UpsertBuffer buffer({0}, strings);
+    std::map<std::string, Row> expected;  // the changes applied one by one
+    auto connection = server.connect();
+    const std::vector<std::string> names{"a", "A", "b", "B", "c"};
+    const auto key = [&](int k) { return strings ? Value(names[k]) : Value(int64_t{k}); };
+    const auto table_key = [&](const Value& v) {
+      return strings ? lower(v.to_string()) : v.to_string();
+    };
+    const auto row_of = [&](RowKind kind, int k, int64_t n) {
+      std::vector<Value> fields(2);
+      fields[0] = key(k);
+      fields[value_column] = strings ? Value(n) : Value(std::to_string(n));
+      return Row(kind, std::move(fields));
+    };
+    const auto flush = [&](bool resolve_held) {
+      writer.write(*connection, buffer.runs(resolve_held));
+      buffer.clear();
+    };
+    for (int step = 0; step < 3000; ++step) {
+      const int k = static_cast<int>(random() % names.size());
+      const int64_t n = step;
+      switch (random() % 4) {
+        case 0:
+          buffer.add(row_of(RowKind::kInsert, k, n));
+          expected.insert_or_assign(table_key(key(k)), row_of(RowKind::kInsert, k, n));
+          break;
+        case 1:
+          buffer.add(row_of(RowKind::kDelete, k, 0));
+          expected.erase(table_key(key(k)));
+          break;
+        default: {
+          // An update, with its key changed half of the time.
+          const int to = random() % 2 ? k : static_cast<int>(random() % names.size());
+          buffer.add(row_of(RowKind::kUpdateBefore, k, 0));
+          expected.erase(table_key(key(k)));
+          if (random() % 5 == 0) flush(false);  // a flush may come between -U and +U
+          buffer.add(row_of(RowKind::kUpdateAfter, to, n));
+          expected.insert_or_assign(table_key(key(to)), row_of(RowKind::kInsert, to, n));
+        }
+      }
+      if (random() % 7 == 0) flush(random() % 2 == 0);
+    }
+    flush(true);
+    CAPTURE(strings);
+    CHECK(contents(server.table) == contents(expected));
+  }
+}
+
+namespace {
+
+struct CommitterCounters {
+  Counter prepared, committed, recovered, rolled_back, transactions;
+  XaCommitter::Counters pointers() {
+    return {&prepared, &committed, &recovered, &rolled_back, &transactions};
+  }
+};
+
+// A committer of sink "mysql" of job "job", subtask `subtask` of `parallelism`.
+struct CommitterFixture {
+  CommitterFixture(FakeServer& server, int subtask = 0, int parallelism = 1)
+      : committer(server.connector(), XidScheme("job", "mysql", subtask), subtask, parallelism, 0,
+                  "table 't'", canceller, counters.pointers()) {}
+  MySqlCanceller canceller;
+  CommitterCounters counters;
+  XaCommitter committer;
+};
+
+// Writes rows with ids `ids` (value: the id) into the committer's open transaction.
+void write_rows(XaCommitter& committer, std::vector<int64_t> ids) {
+  SinkConnection& connection = committer.open();
+  std::vector<Row> rows;
+  for (int64_t id : ids) rows.push_back(Row(RowKind::kInsert, {id, std::to_string(id)}));
+  std::vector<const Row*> pointers;
+  for (const Row& row : rows) pointers.push_back(&row);
+  BulkSql upsert{"INSERT", {0, 1}, {DataType::bigint(), DataType::string()}};
+  connection.execute_bulk(upsert, pointers);
+  committer.wrote(std::move(rows));
+}
+
+}  // namespace
+
+TEST_CASE(
+    "while checkpoint n is prepared, n+1 writes on a second connection; each commits where it was "
+    "prepared",
+    "[sink-parts]") {
+  FakeServer server;
+  CommitterFixture f(server);
+  f.committer.recover({}, server.connect());  // c1
+  write_rows(f.committer, {1});
+  f.committer.prepare(1);
+  write_rows(f.committer, {2});  // checkpoint 1 is prepared: a second connection
+  CHECK(server.calls("XA START").size() == 2);
+  CHECK(server.calls("XA START")[1].starts_with("c2 "));
+  // Its lock waits are short: a lock of the prepared transaction would never go.
+  CHECK(server.calls("c2 SET SESSION innodb_lock_wait_timeout = 1").size() == 1);
+  CHECK(server.table.empty());
+  f.committer.commit_up_to(1);
+  CHECK(server.calls("XA COMMIT")[0].starts_with("c1 "));
+  CHECK(contents(server.table) == std::vector<std::string>{"1=1"});
+  f.committer.prepare(2);
+  write_rows(f.committer, {3});  // back on c1, idle since its commit
+  CHECK(server.calls("XA START")[2].starts_with("c1 "));
+  f.committer.commit_up_to(2);
+  CHECK(server.calls("XA COMMIT")[1].starts_with("c2 "));
+  f.committer.prepare(3);
+  f.committer.commit_up_to(3);
+  CHECK(contents(server.table) == std::vector<std::string>{"1=1", "2=2", "3=3"});
+  CHECK(server.connections_made == 2);
+  CHECK(f.counters.committed.get() == 3);
+  // Markers of transactions no restorable checkpoint lists are deleted.
+  write_rows(f.committer, {4});
+  CHECK(server.markers.size() == 1);
+}
+
+TEST_CASE("an aborted checkpoint's transaction is rolled back and hands back its rows in order",
+          "[sink-parts]") {
+  FakeServer server;
+  CommitterFixture f(server);
+  f.committer.recover({}, server.connect());
+  write_rows(f.committer, {5, 3});
+  f.committer.prepare(1);
+  write_rows(f.committer, {4});
+  const std::vector<Row> again = f.committer.roll_back_up_to(1);
+  REQUIRE(again.size() == 2);
+  CHECK(again[0].fields[0].as_bigint() == 5);
+  CHECK(again[1].fields[0].as_bigint() == 3);
+  CHECK(server.prepared.empty());
+  CHECK(f.committer.prepared().empty());
+  CHECK(f.committer.has_open());  // checkpoint 2's transaction goes on
+  f.committer.prepare(2);
+  f.committer.commit_up_to(2);
+  CHECK(contents(server.table) == std::vector<std::string>{"4=4"});
+}
+
+TEST_CASE(
+    "recovery commits what the checkpoint lists once its connection left, and checks its marker",
+    "[sink-parts]") {
+  FakeServer server;
+  std::vector<std::string> state;
+  {
+    CommitterFixture crashed(server);
+    crashed.committer.recover({}, server.connect());  // c1
+    write_rows(crashed.committer, {1, 2});
+    crashed.committer.prepare(1);
+    state = crashed.committer.state();
+    REQUIRE(state.size() == 1);
+    // The process dies here: its connections go, the transaction stays prepared.
+  }
+  REQUIRE(server.prepared.size() == 1);
+  SECTION("prepared: committed from the new run's connection, after c1 left") {
+    CommitterFixture f(server);
+    f.committer.recover(state, server.connect());
+    CHECK(contents(server.table) == std::vector<std::string>{"1=1", "2=2"});
+    CHECK(f.counters.recovered.get() == 1);
+    const auto& log = server.log;
+    const auto wait = std::find(log.begin(), log.end(), "c2 WAIT c1");
+    const auto commit = std::find_if(
+        log.begin(), log.end(), [](const std::string& l) { return l.starts_with("c2 XA COMMIT"); });
+    CHECK(wait < commit);
+    CHECK(commit != log.end());
+  }
+  SECTION("already committed (its marker is there): nothing to do") {
+    server.commit_prepared();
+    CommitterFixture f(server);
+    f.committer.recover(state, server.connect());
+    CHECK(server.calls("XA COMMIT").empty());
+    CHECK(contents(server.table) == std::vector<std::string>{"1=1", "2=2"});
+  }
+  SECTION("neither prepared nor committed: the writes are lost, and recovery says so") {
+    server.prepared.clear();
+    CommitterFixture f(server);
+    CHECK_THROWS_WITH(f.committer.recover(state, server.connect()),
+                      Catch::Contains("neither prepared nor committed") && Catch::Contains("lost"));
+  }
+}
+
+TEST_CASE("a transaction whose connection died after the prepare commits from another",
+          "[sink-parts]") {
+  FakeServer server;
+  CommitterFixture f(server);
+  f.committer.recover({}, server.connect());  // c1
+  write_rows(f.committer, {7});
+  f.committer.prepare(1);
+  server.kill(1);
+  f.committer.commit_up_to(1);
+  CHECK(contents(server.table) == std::vector<std::string>{"7=7"});
+  CHECK(server.calls("c2 WAIT c1").size() == 1);
+  CHECK(server.calls("c2 XA COMMIT").size() == 1);
+  CHECK(server.calls("c2 HAS MARKER").size() == 1);
+}
+
+TEST_CASE("recovery rolls back this subtask's leftovers and, in subtask 0, vanished subtasks'",
+          "[sink-parts]") {
+  FakeServer server;
+  // Transactions prepared by an earlier run with 4 subtasks, another sink
+  // and another job, each with a row.
+  std::vector<std::pair<std::string, XidScheme>> earlier;
+  for (int subtask : {0, 1, 3})
+    earlier.push_back({"job mysql " + std::to_string(subtask), XidScheme("job", "mysql", subtask)});
+  earlier.push_back({"job other 0", XidScheme("job", "other", 0)});
+  earlier.push_back({"job2 mysql 0", XidScheme("job2", "mysql", 0)});
+  std::map<std::string, Xid> xids;
+  int64_t id = 0;
+  for (auto& [name, scheme] : earlier) {
+    xids[name] = scheme.next(5);
+    server.prepared.push_back(
+        {xids[name], {{false, Row(RowKind::kInsert, {++id, name}), std::nullopt}}});
+  }
+  server.restart();
+  const auto still_prepared = [&] {
+    std::vector<std::string> names;
+    for (const auto& [name, xid] : xids) {
+      for (const auto& p : server.prepared) {
+        if (p.xid == xid) names.push_back(name);
+      }
+    }
+    return names;
+  };
+  CommitterFixture subtask1(server, 1, 2);
+  subtask1.committer.recover({}, server.connect());
+  CHECK(still_prepared() ==
+        std::vector<std::string>{"job mysql 0", "job mysql 3", "job other 0", "job2 mysql 0"});
+  CommitterFixture subtask0(server, 0, 2);
+  subtask0.committer.recover({}, server.connect());
+  CHECK(still_prepared() == std::vector<std::string>{"job other 0", "job2 mysql 0"});
+  CHECK(subtask0.counters.rolled_back.get() == 2);
+  CHECK(server.table.empty());
+}
