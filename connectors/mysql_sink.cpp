@@ -93,9 +93,10 @@ class MySqlSink final : public Sink {
               .backoff = options_.retry_backoff,
               .canceller = &canceller_,
               .retries = &context.counter("retries")};
-    connect_ = [this] {
-      return std::make_unique<MySqlSinkConnection>(
-          options_.url, MySqlSession{.timeout = options_.socket_timeout, .canceller = &canceller_});
+    connect_ = [this]() -> std::unique_ptr<SinkConnection> {
+      const MySqlSession session{.timeout = options_.socket_timeout, .canceller = &canceller_};
+      if (options_.connect) return options_.connect(session);
+      return std::make_unique<MySqlSinkConnection>(options_.url, session);
     };
     writer_.emplace(options_.table, input_, key_, mode_ == MySqlSinkOptions::Mode::kUpsert, subtask,
                     StatementWriter::Counters{.upserts = &context.counter("upserts"),

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -9,6 +11,9 @@
 #include "engine/options.hpp"
 
 namespace sluice {
+
+class SinkConnection;
+struct MySqlSession;
 
 /// How the MySQL sink writes.
 struct MySqlSinkOptions {
@@ -43,6 +48,9 @@ struct MySqlSinkOptions {
   /// Subtasks writing; with more than one, the engine hash-partitions the
   /// input by the key. Default: 1.
   int parallelism = 1;
+  /// Opens a connection with `session`'s timeout and canceller. Default
+  /// (null): a MySqlSinkConnection to `url`. Tests put a server in memory here.
+  std::function<std::unique_ptr<SinkConnection>(const MySqlSession&)> connect;
 
   /// Reads the `sink.*` keys of mysql_sink_option_specs().
   static MySqlSinkOptions from(const Config& config);

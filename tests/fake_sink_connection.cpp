@@ -25,6 +25,13 @@ class FakeConnection final : public SinkConnection {
   uint64_t execute_bulk(const BulkSql& statement, std::span<const Row* const> rows) override {
     const bool remove = statement.sql.starts_with("DELETE");
     call(std::string(remove ? "DELETE " : "UPSERT ") + std::to_string(rows.size()));
+    for (const Row* row : rows) {
+      if (server_.is_locked(*row)) {
+        ++server_.lock_conflicts;
+        throw MySqlError(1205, "Lock wait timeout exceeded; try restarting transaction");
+      }
+    }
+    if (xa_ && !server_.prepared.empty()) ++server_.writes_while_prepared;
     std::vector<FakeServer::Change> changes;
     for (const Row* row : rows) changes.push_back({remove, *row, std::nullopt});
     change(std::move(changes));
@@ -140,6 +147,16 @@ std::string FakeServer::key_of(const Row& row) const {
   return key;
 }
 
+bool FakeServer::is_locked(const Row& row) const {
+  const std::string key = key_of(row);
+  for (const auto& p : prepared) {
+    for (const Change& c : p.changes) {
+      if (c.row && key_of(*c.row) == key) return true;
+    }
+  }
+  return false;
+}
+
 void FakeServer::apply(const std::vector<Change>& changes) {
   for (const Change& c : changes) {
     if (c.marker) {
@@ -161,8 +178,8 @@ void FakeServer::check(uint64_t id, const std::string& call) {
   if (call != "CONNECT" && !live_.contains(id))
     throw MySqlError(2013, "Lost connection to server during query");
   for (auto it = failures_.begin(); it != failures_.end(); ++it) {
-    if (call.starts_with(it->first)) {
-      const unsigned code = it->second;
+    if (call.starts_with(it->prefix) && (!it->while_prepared || !prepared.empty())) {
+      const unsigned code = it->code;
       failures_.erase(it);
       throw MySqlError(code, "fake failure of " + call);
     }

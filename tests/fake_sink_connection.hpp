@@ -15,8 +15,9 @@ namespace sluice::testing {
 /// A MySQL server in memory, as far as the sink's writer and committer can
 /// tell: one table keyed by its first column (compared without case if
 /// `fold_case`, as utf8mb4_unicode_ci would), transactions, XA transactions
-/// that survive their connection, markers. Every call is logged as
-/// "c<connection id> <call>", and a call can be made to fail.
+/// that survive their connection and keep the rows they wrote locked,
+/// markers. Every call is logged as "c<connection id> <call>", and a call
+/// can be made to fail. For one thread at a time.
 class FakeServer {
  public:
   explicit FakeServer(bool fold_case = false) : fold_case_(fold_case) {}
@@ -27,10 +28,12 @@ class FakeServer {
   }
 
   /// The next call whose log text (without "c<id> ") starts with `prefix`
-  /// throws MySqlError `code`.
-  void fail_next(std::string prefix, unsigned code) {
-    failures_.push_back({std::move(prefix), code});
+  /// throws MySqlError `code`; with `while_prepared`, the next such call
+  /// made while an XA transaction is prepared.
+  void fail_next(std::string prefix, unsigned code, bool while_prepared = false) {
+    failures_.push_back({std::move(prefix), code, while_prepared});
   }
+  size_t pending_failures() const { return failures_.size(); }
   /// Ends connection `id` as KILL would: its next call fails with 2013.
   void kill(uint64_t id) { live_.erase(id); }
   /// Commits every prepared transaction, as XA COMMIT from anywhere would.
@@ -55,6 +58,11 @@ class FakeServer {
   TableInfo table_info;
   uint64_t max_allowed_packet = 16 << 20;
   int connections_made = 0;
+  /// Writes of a row that a prepared transaction holds locked: a server
+  /// would keep them waiting until it commits. Each throws 1205.
+  int lock_conflicts = 0;
+  /// Bulk writes into an XA transaction while another was prepared.
+  int writes_while_prepared = 0;
 
   /// Lines of the log that contain `text`.
   std::vector<std::string> calls(const std::string& text) const;
@@ -62,6 +70,7 @@ class FakeServer {
  private:
   friend class FakeConnection;
   std::string key_of(const Row& row) const;
+  bool is_locked(const Row& row) const;
   void apply(const std::vector<Change>& changes);
   void check(uint64_t id, const std::string& call);
 
@@ -69,7 +78,12 @@ class FakeServer {
   uint64_t next_id_ = 1;
   int64_t started_ = 1000;
   std::set<uint64_t> live_;
-  std::vector<std::pair<std::string, unsigned>> failures_;
+  struct Failure {
+    std::string prefix;
+    unsigned code;
+    bool while_prepared;
+  };
+  std::vector<Failure> failures_;
 };
 
 }  // namespace sluice::testing

@@ -20,6 +20,7 @@
 #include "engine/value_codec.hpp"
 #include "tests/mysql_support.hpp"
 #include "tests/support.hpp"
+#include "tests/test_sources.hpp"
 
 using namespace sluice;
 using namespace std::chrono_literals;
@@ -46,16 +47,7 @@ DatagenOptions changelog(uint64_t rows, double rate) {
 
 // The table the changelog leaves behind, as text rows ordered by id.
 TextRows final_state(const DatagenOptions& gen, int parallelism = 1) {
-  std::vector<Row> rows;
-  for (int s = 0; s < parallelism; ++s) {
-    ChangeGenerator generator(gen, s, parallelism);
-    Row out[2];
-    while (generator.next(out) > 0) {
-    }
-    for (Row& row : generator.current_rows()) rows.push_back(std::move(row));
-  }
-  std::sort(rows.begin(), rows.end(),
-            [](const Row& a, const Row& b) { return a.fields[0].as_bigint() < b.fields[0].as_bigint(); });
+  const std::vector<Row> rows = testing::datagen_final_rows(gen, parallelism);
   TextRows text;
   for (const Row& row : rows) {
     auto& out = text.emplace_back();
@@ -290,15 +282,6 @@ TEST_CASE("recovery after a server restart does not wait on a connection id give
 
 namespace {
 
-// A sink that takes its time over every snapshot: beside the MySQL sink, it
-// makes each checkpoint complete late, while the MySQL sink's transaction
-// waits, prepared.
-class SlowSnapshotSink final : public Sink {
- public:
-  void write(Row&&) override {}
-  void snapshot_state(int64_t) override { std::this_thread::sleep_for(200ms); }
-};
-
 // The bquals of `job`'s transactions among `xids`, by subtask.
 using XidsBySubtask = std::map<int, std::set<std::string>>;
 XidsBySubtask by_subtask(const std::vector<Xid>& xids, const std::string& job) {
@@ -339,12 +322,12 @@ TEST_CASE("exactly-once at sink parallelism 4 writes checkpoint n+1 while n is p
   JobGraph graph(job);
   Stream orders = graph.source("orders", datagen_source(gen));
   orders.sink("mysql", mysql_sink(options, kOrders)).parallelism(4);
-  orders.sink("slow", SinkDef{.create = [](const SubtaskInfo&) {
-                return std::make_unique<SlowSnapshotSink>();
-              }});
+  orders.sink("slow", testing::slow_snapshot_sink(200ms)).disable_chaining();
+  const testing::TempDir dir;
   RuntimeOptions runtime;
   runtime.flush_interval = 50ms;
   runtime.checkpoint_interval = 100ms;
+  runtime.checkpoint_dir = dir.path();
   Executor executor(runtime);
   std::atomic<bool> done = false;
   JobResult result;
