@@ -93,20 +93,34 @@ bool Decimal::fits(int precision, int scale) const {
   return magnitude(v) < kPow10[precision];
 }
 
-void Decimal::append_to(std::string& out) const {
-  char buf[48];
-  char* end = buf + sizeof(buf);
-  char* p = end;
-  __int128 m = magnitude(unscaled_);
-  for (int i = 0; i < scale_; ++i) {
+namespace {
+
+// Writes `m`'s digits backwards ending at `p`, `scale` of them after a
+// point; returns the first. `Int` unsigned: 64-bit division by 10 is a
+// multiplication, 128-bit a library call.
+template <typename Int>
+char* write_digits(Int m, int scale, char* p) {
+  for (int i = 0; i < scale; ++i) {
     *--p = static_cast<char>('0' + static_cast<int>(m % 10));
     m /= 10;
   }
-  if (scale_ > 0) *--p = '.';
+  if (scale > 0) *--p = '.';
   do {
     *--p = static_cast<char>('0' + static_cast<int>(m % 10));
     m /= 10;
   } while (m != 0);
+  return p;
+}
+
+}  // namespace
+
+void Decimal::append_to(std::string& out) const {
+  char buf[48];
+  char* end = buf + sizeof(buf);
+  const __int128 m = magnitude(unscaled_);
+  char* p = m <= static_cast<__int128>(UINT64_MAX)
+                ? write_digits(static_cast<uint64_t>(m), scale_, end)
+                : write_digits(static_cast<unsigned __int128>(m), scale_, end);
   if (unscaled_ < 0) *--p = '-';
   out.append(p, end);
 }

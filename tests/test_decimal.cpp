@@ -54,3 +54,13 @@ TEST_CASE("38-digit decimals round-trip and overflow is an error", "[decimal]") 
   CHECK(Decimal::parse("-" + max, 38, 0).to_string() == "-" + max);
   CHECK_THROWS_AS(Decimal::parse(max, 38, 0) + Decimal::parse(max, 38, 0), DataError);
 }
+
+TEST_CASE("decimals print exactly on both sides of 2^64", "[decimal]") {
+  for (const std::string text :
+       {"18446744073709551615", "18446744073709551616", "1844674407370955.1616",
+        "-18446744073709551615", "-18446744073709551616", "0.05", "-0.5", "0"}) {
+    const size_t point = text.find('.');
+    const int scale = point == std::string::npos ? 0 : static_cast<int>(text.size() - point - 1);
+    CHECK(Decimal::parse(text, 38, scale).to_string() == text);
+  }
+}
