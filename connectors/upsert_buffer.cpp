@@ -35,7 +35,9 @@ void UpsertBuffer::add(Row&& row) {
 }
 
 void UpsertBuffer::put(std::string key, Row&& row, bool deleted) {
-  Entry& entry = entries_[std::move(key)];
+  const auto [it, added] = entries_.try_emplace(std::move(key));
+  Entry& entry = it->second;
+  if (added) arrival_.push_back(&entry);
   entry.row = std::move(row);
   if (deleted) entry.row.kind = RowKind::kDelete;  // a held -U, too
   entry.deleted = deleted;
@@ -51,9 +53,12 @@ std::vector<UpsertBuffer::Run> UpsertBuffer::runs(bool resolve_held, const KeySe
   std::vector<Run> out;
   if (!keep_order_) {
     Run upserts{false, {}}, deletes{true, {}};
-    for (auto& [key, entry] : entries_) {
-      entry.in_run = hold_back == nullptr || !hold_back->contains(key);
-      if (entry.in_run) (entry.deleted ? deletes : upserts).rows.push_back(&entry.row);
+    if (hold_back != nullptr) {
+      for (auto& [key, entry] : entries_) entry.in_run = !hold_back->contains(key);
+    }
+    for (Entry* entry : arrival_) {
+      if (hold_back == nullptr) entry->in_run = true;
+      if (entry->in_run) (entry->deleted ? deletes : upserts).rows.push_back(&entry->row);
     }
     for (Run* run : {&upserts, &deletes}) {
       if (!run->rows.empty()) out.push_back(std::move(*run));
@@ -69,14 +74,19 @@ std::vector<UpsertBuffer::Run> UpsertBuffer::runs(bool resolve_held, const KeySe
 }
 
 void UpsertBuffer::clear() {
-  std::erase_if(entries_, [](const auto& item) { return item.second.in_run; });
+  std::erase_if(arrival_, [](const Entry* entry) { return entry->in_run; });
+  if (arrival_.empty()) {
+    entries_.clear();
+  } else {
+    std::erase_if(entries_, [](const auto& item) { return item.second.in_run; });
+  }
 }
 
 std::vector<Row> UpsertBuffer::take() {
   std::vector<Entry*> taken;
-  taken.reserve(entries_.size());
-  for (auto& [key, entry] : entries_) {
-    if (entry.in_run) taken.push_back(&entry);
+  taken.reserve(arrival_.size());
+  for (Entry* entry : arrival_) {
+    if (entry->in_run) taken.push_back(entry);
   }
   if (keep_order_) std::sort(taken.begin(), taken.end(), by_sequence);
   std::vector<Row> rows;

@@ -30,6 +30,11 @@ class UpsertBuffer {
  public:
   /// `key`: the indexes of the key columns.
   UpsertBuffer(std::vector<size_t> key, bool keep_order);
+  // Moving keeps the entries where they are; a copy would not.
+  UpsertBuffer(UpsertBuffer&&) = default;
+  UpsertBuffer& operator=(UpsertBuffer&&) = default;
+  UpsertBuffer(const UpsertBuffer&) = delete;
+  UpsertBuffer& operator=(const UpsertBuffer&) = delete;
 
   /// Buffers a change. Its key columns must not be NULL.
   void add(Row&& row);
@@ -73,6 +78,10 @@ class UpsertBuffer {
   std::vector<size_t> key_;
   bool keep_order_;
   std::unordered_map<std::string, Entry> entries_;
+  // The entries in the order their keys first came: without keep_order,
+  // runs() writes them so, with no sort (an ever-growing key then goes to
+  // the end of the table's B-tree, row after row).
+  std::vector<Entry*> arrival_;
   std::optional<Row> held_;  // a -U waiting for the next change
   std::string held_key_;
   uint64_t sequence_ = 0;
