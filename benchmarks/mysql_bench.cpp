@@ -60,20 +60,27 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-BenchSample sink_run(const DatagenOptions& gen, size_t max_rows,
-                     MySqlSinkOptions::Delivery delivery = MySqlSinkOptions::Delivery::kAtLeastOnce) {
+// How a sink scenario writes, beyond max-rows.
+struct SinkSetup {
+  MySqlSinkOptions::Delivery delivery = MySqlSinkOptions::Delivery::kAtLeastOnce;
+  int parallelism = 1;
+};
+
+BenchSample sink_run(const DatagenOptions& gen, size_t max_rows, SinkSetup setup = {}) {
   fresh_table();
   MySqlSinkOptions options;
   options.url = bench_url();
   options.table = kTable;
   options.max_rows = max_rows;
-  options.delivery = delivery;
+  options.delivery = setup.delivery;
   JobGraph graph("mysql-bench");
-  graph.source("datagen", datagen_source(gen)).sink("mysql", mysql_sink(options, kOrders));
+  graph.source("datagen", datagen_source(gen))
+      .sink("mysql", mysql_sink(options, kOrders))
+      .parallelism(setup.parallelism);
   RuntimeOptions runtime;
   runtime.flush_interval = std::chrono::milliseconds(0);
   const auto state = std::filesystem::temp_directory_path() / ("sluice-xa-bench-" + std::to_string(::getpid()));
-  if (delivery == MySqlSinkOptions::Delivery::kExactlyOnce) {
+  if (setup.delivery == MySqlSinkOptions::Delivery::kExactlyOnce) {
     runtime.checkpoint_interval = std::chrono::seconds(1);
     runtime.checkpoint_dir = state;
   }
@@ -87,8 +94,12 @@ BenchSample sink_run(const DatagenOptions& gen, size_t max_rows,
   return {m.records_in("mysql"),
           std::chrono::duration<double>(result.duration).count(),
           {{"input records per flush", static_cast<double>(m.records_in("mysql")) / per_flush},
-           {"rows written per flush (distinct keys)", static_cast<double>(m.counter("mysql.keys")) / per_flush},
-           {"statements per flush", static_cast<double>(m.counter("mysql.statements")) / per_flush}}};
+           {"rows written per flush (distinct keys)",
+            static_cast<double>(m.counter("mysql.keys")) / per_flush},
+           {"statements per flush", static_cast<double>(m.counter("mysql.statements")) / per_flush},
+           {"share of the run spent flushing",
+            static_cast<double>(m.counter("mysql.flush-micros")) / 1e6 /
+                std::chrono::duration<double>(result.duration).count()}}};
 }
 
 BenchSample load_data(const DatagenOptions& gen) {
@@ -158,8 +169,9 @@ DatagenOptions hot_keys(uint64_t rows) {
 Benchmark mysql_xa_benchmark() {
   return {
       .name = "mysql-xa",
-      .description = "200k changes to 10k keys (I:50,U:40,D:10), exactly-once (an XA transaction "
-                     "per 1 s checkpoint) vs at-least-once",
+      .description =
+          "200k changes to 10k keys (I:50,U:40,D:10), exactly-once (an XA transaction "
+          "per 1 s checkpoint and subtask) vs at-least-once, at sink parallelism 1 and 2",
       .scenarios =
           [](const BenchSettings& settings) {
             DatagenOptions gen = hot_keys(settings.quick ? 20'000 : 200'000);
@@ -168,10 +180,15 @@ Benchmark mysql_xa_benchmark() {
             gen.update_weight = 40;
             gen.delete_weight = 10;
             gen.skew = DatagenOptions::Skew::kUniform;
+            constexpr auto kExactlyOnce = MySqlSinkOptions::Delivery::kExactlyOnce;
             return std::vector<BenchScenario>{
                 {"baseline: at-least-once", true, [=] { return sink_run(gen, 5000); }},
                 {"exactly-once", false,
-                 [=] { return sink_run(gen, 5000, MySqlSinkOptions::Delivery::kExactlyOnce); }},
+                 [=] { return sink_run(gen, 5000, {.delivery = kExactlyOnce}); }},
+                {"baseline: at-least-once, sink.parallelism 2", true,
+                 [=] { return sink_run(gen, 5000, {.parallelism = 2}); }},
+                {"exactly-once, sink.parallelism 2", false,
+                 [=] { return sink_run(gen, 5000, {.delivery = kExactlyOnce, .parallelism = 2}); }},
             };
           },
       .unavailable = no_server,

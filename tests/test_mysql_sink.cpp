@@ -164,13 +164,16 @@ TEST_CASE("values round-trip exactly through the sink", "[mysql]") {
                   "ok BOOLEAN, at DATETIME(6)");
   const std::string long_text(100'000, 'x');
   const std::vector<Row> rows = {
-      Row(RowKind::kInsert, {1, Decimal::parse("12345678901234567890.0123456789", 30, 10),
-                             "it's \"quoted\"", 0.1, Value::boolean(true),
-                             Timestamp::parse("2026-11-29 12:34:56.123456")}),
-      Row(RowKind::kInsert, {2, Decimal::parse("-0.0000000001", 30, 10), "back\\slash ünïcødé 🚀",
-                             -1.5e300, Value::boolean(false), Timestamp::parse("1970-01-01 00:00:00")}),
+      Row(RowKind::kInsert,
+          {1, Decimal::parse("12345678901234567890.0123456789", 30, 10), "it's \"quoted\"", 0.1,
+           Value::boolean(true), Timestamp::parse("2026-11-29 12:34:56.123456")}),
+      Row(RowKind::kInsert,
+          {2, Decimal::parse("-0.0000000001", 30, 10), "back\\slash ünïcødé 🚀", -1.5e300,
+           Value::boolean(false), Timestamp::parse("1970-01-01 00:00:00")}),
       Row(RowKind::kInsert, {3, Value(), Value(), Value(), Value(), Value()}),
       Row(RowKind::kInsert, {4, Decimal(0, 10), long_text, 0.0, Value::boolean(true), Value()}),
+      Row(RowKind::kInsert, {5, Value(), "tab\tnew\nline\r\\N \\t", Value(), Value(), Value()}),
+      Row(RowKind::kInsert, {6, Value(), std::string("nul\0byte", 8), Value(), Value(), Value()}),
   };
   const SinkRun run = run_into(table, rows, 2, {}, {}, schema);
   INFO(run.result.error);
