@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "benchmarks/batch_layout_bench.hpp"
 #include "benchmarks/chart.hpp"
 #include "benchmarks/checkpoint_bench.hpp"
 #include "benchmarks/latency_bench.hpp"
@@ -23,7 +24,7 @@ namespace {
 std::vector<Benchmark> all_benchmarks() {
   return {pipeline_benchmark(),     checkpoint_benchmark(), flush_signal_benchmark(),
           latency_benchmark(),      memory_benchmark(),     mysql_upsert_benchmark(),
-          mysql_hotkey_benchmark(), mysql_xa_benchmark()};
+          mysql_hotkey_benchmark(), mysql_xa_benchmark(),   batch_layout_benchmark()};
 }
 
 double median_of(std::vector<double> values) {

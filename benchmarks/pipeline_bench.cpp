@@ -4,6 +4,7 @@
 #include <chrono>
 #include <thread>
 
+#include "benchmarks/batch_layout_bench.hpp"
 #include "connectors/basic_sinks.hpp"
 #include "connectors/datagen.hpp"
 #include "engine/executor.hpp"
@@ -144,13 +145,20 @@ Benchmark flush_signal_benchmark() {
 Benchmark pipeline_benchmark() {
   return {
       .name = "pipeline",
-      .description = "datagen -> map -> filter -> blackhole, rows of two BIGINTs",
+      .description =
+          "datagen -> map -> filter -> blackhole, rows of two BIGINTs; the baselines do "
+          "the same with Rows, and typed over struct {int64_t id, value;}",
       .scenarios =
           [](const BenchSettings& settings) {
             const uint64_t rows = settings.quick ? 500'000 : 5'000'000;
             return std::vector<BenchScenario>{
                 {"baseline: single-thread loop", true, [=] { return single_thread_loop(rows); }},
                 {"baseline: two-thread SPSC", true, [=] { return two_thread_spsc(rows); }},
+                // Ten times the rows: a few milliseconds would measure noise.
+                {"baseline: typed single-thread loop", true,
+                 [=] { return typed_single_thread_loop(10 * rows); }},
+                {"baseline: typed two-thread SPSC", true,
+                 [=] { return typed_two_thread_spsc(10 * rows); }},
                 {"chained (1 thread)", false,
                  [=] { return engine_pipeline(rows, Shape::kChained); }},
                 {"unchained (one thread boundary)", false,

@@ -29,13 +29,17 @@ TEST_CASE("sluice bench --quick runs every benchmark and reports it against its 
       CHECK(scenario.at("median_records_per_s").get<double>() > 0);
     }
   }
-  CHECK(names == std::vector<std::string>{"pipeline", "checkpoint", "flush-signal", "latency", "memory",
-                                          "mysql-upsert", "mysql-hotkey", "mysql-xa"});
+  CHECK(names == std::vector<std::string>{"pipeline", "checkpoint", "flush-signal", "latency",
+                                          "memory", "mysql-upsert", "mysql-hotkey", "mysql-xa",
+                                          "batch-layout"});
   const auto& pipeline = json.at("benchmarks").at(0).at("scenarios");
-  REQUIRE(pipeline.size() == 5);
+  REQUIRE(pipeline.size() == 7);
   for (const auto& scenario : pipeline) {
-    CHECK(scenario.at("ratio_to").contains("baseline: single-thread loop"));
-    CHECK(scenario.at("ratio_to").contains("baseline: two-thread SPSC"));
+    for (const char* baseline :
+         {"baseline: single-thread loop", "baseline: two-thread SPSC",
+          "baseline: typed single-thread loop", "baseline: typed two-thread SPSC"}) {
+      CHECK(scenario.at("ratio_to").contains(baseline));
+    }
   }
   std::ifstream chart(chart_path);
   const std::string svg((std::istreambuf_iterator<char>(chart)), std::istreambuf_iterator<char>());
