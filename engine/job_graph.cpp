@@ -133,6 +133,25 @@ Stream JobGraph::source(std::string name, SourceDef def) {
   return Stream(this, static_cast<int>(nodes_.size()) - 1);
 }
 
+size_t Stream::column_index(const std::string& name, TypeId type) const {
+  NodeDef& node = graph_->nodes_.at(node_);
+  const Schema& schema = node.output.schema;
+  const std::optional<size_t> index = schema.index_of(name);
+  if (!index) {
+    node.problems.push_back("its output has no column '" + name + "'; its columns are " +
+                            column_list(schema));
+    return SIZE_MAX;
+  }
+  const DataType& actual = schema.column(*index).type;
+  if (actual.id != type) {
+    DataType wanted;
+    wanted.id = type;
+    node.problems.push_back("column '" + name + "' of its output is " + actual.to_string() +
+                            ", not " + (type == TypeId::kDecimal ? "DECIMAL" : wanted.to_string()));
+  }
+  return *index;
+}
+
 std::vector<std::string> JobGraph::validate() const {
   std::vector<std::string> problems;
   std::set<std::string> names;
@@ -146,6 +165,7 @@ std::vector<std::string> JobGraph::validate() const {
     const NodeDef& node = nodes_[i];
     const std::string who = "operator '" + node.name + "'";
     if (node.name.empty()) problems.push_back("an operator has an empty name");
+    for (const std::string& problem : node.problems) problems.push_back(who + ": " + problem);
     if (!names.insert(node.name).second) {
       problems.push_back("two operators are named '" + node.name + "'; names must be unique");
     }

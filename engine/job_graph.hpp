@@ -70,6 +70,8 @@ struct NodeDef {
   /// Operators: checks the input at validate(); returns the problems.
   std::function<std::vector<std::string>(const StreamType& input)> op_check;
   SinkDef sink;
+  /// Found while the graph was built (a typed column its output lacks).
+  std::vector<std::string> problems;
 };
 
 class JobGraph;
@@ -103,10 +105,20 @@ class Stream {
 
   const StreamType& type() const;
 
+  /// This stream's column `name` as a typed handle, for `row[column]` in
+  /// the operators after it. A column it lacks, or whose type `T` does not
+  /// hold (see column_type_of), is a problem that validate() reports naming
+  /// the operator that produces this stream.
+  template <typename T>
+  TypedColumn<T> column(const std::string& name) const {
+    return TypedColumn<T>(name, column_index(name, column_type_of<T>()));
+  }
+
  private:
   friend class JobGraph;
   Stream(JobGraph* graph, int node) : graph_(graph), node_(node) {}
   Stream add(NodeDef node);
+  size_t column_index(const std::string& name, TypeId type) const;
 
   JobGraph* graph_;
   int node_;
@@ -133,9 +145,11 @@ class SinkHandle {
 ///
 /// @code
 ///   JobGraph graph("doubler");
-///   graph.source("numbers", datagen_source(options))
-///       .map("double", [](Row row) { row.fields[1] = row.fields[1].as_bigint() * 2; return row; })
-///       .filter("even-ids", [](const Row& row) { return row.fields[0].as_bigint() % 2 == 0; })
+///   Stream numbers = graph.source("numbers", datagen_source(options));
+///   const auto id = numbers.column<int64_t>("id");
+///   const auto value = numbers.column<int64_t>("value");
+///   numbers.map("double", [value](Row row) { row[value] *= 2; return row; })
+///       .filter("even-ids", [id](const Row& row) { return row[id] % 2 == 0; })
 ///       .sink("print", print_sink());
 ///   JobResult result = Executor(options).run(graph);
 /// @endcode

@@ -37,4 +37,9 @@ std::string Row::to_string() const {
   return out;
 }
 
+void Row::throw_null(const std::string& column) const {
+  throw DataError("column '" + column + "' is NULL in " + to_string() +
+                  "; test it with is_null() first");
+}
+
 }  // namespace sluice

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/typed_column.hpp"
 #include "engine/value.hpp"
 
 namespace sluice {
@@ -30,10 +31,44 @@ struct Row {
   Row() = default;
   Row(RowKind k, std::vector<Value> f) : kind(k), fields(std::move(f)) {}
 
+  /// The value of `column`; throws DataError naming the column if it is NULL.
+  /// Writing through it replaces the value; set() also fills a NULL.
+  template <typename T>
+  T& operator[](const TypedColumn<T>& column) {
+    Value& value = fields.at(column.index());
+    if (value.is_null()) throw_null(column.name());
+    return value.as<T>();
+  }
+  template <typename T>
+  const T& operator[](const TypedColumn<T>& column) const {
+    const Value& value = fields.at(column.index());
+    if (value.is_null()) throw_null(column.name());
+    return value.as<T>();
+  }
+  template <typename T>
+  bool is_null(const TypedColumn<T>& column) const {
+    return fields.at(column.index()).is_null();
+  }
+  template <typename T>
+  void set(const TypedColumn<T>& column, T value) {
+    if constexpr (std::is_same_v<T, bool>) {
+      fields.at(column.index()) = Value::boolean(value);
+    } else {
+      fields.at(column.index()) = Value(std::move(value));
+    }
+  }
+  template <typename T>
+  void set_null(const TypedColumn<T>& column) {
+    fields.at(column.index()) = Value();
+  }
+
   /// "+I[1, abc, NULL]", as Flink prints rows.
   std::string to_string() const;
 
   friend bool operator==(const Row&, const Row&) = default;
+
+ private:
+  [[noreturn]] void throw_null(const std::string& column) const;
 };
 
 }  // namespace sluice

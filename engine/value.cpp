@@ -47,9 +47,8 @@ TypeId Value::type_id() const {
 }
 
 const char* Value::type_name() const {
-  constexpr const char* kNames[] = {"NULL",   "BIGINT",  "DOUBLE",   "DECIMAL",
-                                    "STRING", "BOOLEAN", "TIMESTAMP"};
-  return kNames[v_.index()];
+  // The variant's alternatives after monostate follow TypeId's order.
+  return is_null() ? "NULL" : kTypeNames[v_.index() - 1];
 }
 
 void Value::throw_type_mismatch(const char* expected) const {

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <variant>
 
 #include "engine/data_type.hpp"
@@ -10,6 +12,18 @@
 #include "engine/timestamp.hpp"
 
 namespace sluice {
+
+/// The column type whose values a `T` holds: int64_t BIGINT, double DOUBLE,
+/// Decimal DECIMAL, std::string STRING, bool BOOLEAN, Timestamp TIMESTAMP.
+template <typename T>
+constexpr TypeId column_type_of() {
+  if constexpr (std::is_same_v<T, int64_t>) return TypeId::kBigint;
+  if constexpr (std::is_same_v<T, double>) return TypeId::kDouble;
+  if constexpr (std::is_same_v<T, Decimal>) return TypeId::kDecimal;
+  if constexpr (std::is_same_v<T, std::string>) return TypeId::kString;
+  if constexpr (std::is_same_v<T, bool>) return TypeId::kBoolean;
+  if constexpr (std::is_same_v<T, Timestamp>) return TypeId::kTimestamp;
+}
 
 /// One field of a row: NULL or a value of one of the column types.
 class Value {
@@ -45,6 +59,17 @@ class Value {
   bool as_boolean() const { return get<bool>("BOOLEAN"); }
   Timestamp as_timestamp() const { return get<Timestamp>("TIMESTAMP"); }
 
+  /// The value as a `T` (see column_type_of); throws DataError when it
+  /// holds another type or is NULL.
+  template <typename T>
+  const T& as() const {
+    return get<T>(kTypeNames[static_cast<int>(column_type_of<T>())]);
+  }
+  template <typename T>
+  T& as() {
+    return const_cast<T&>(std::as_const(*this).as<T>());
+  }
+
   /// Appends the text form that parse_value() reads back; NULL appends "NULL".
   void append_to(std::string& out) const;
   std::string to_string() const;
@@ -58,6 +83,9 @@ class Value {
     if (const auto* p = std::get_if<T>(&v_)) return *p;
     throw_type_mismatch(expected);
   }
+  // By TypeId.
+  static constexpr const char* kTypeNames[] = {"BIGINT", "DOUBLE",  "DECIMAL",
+                                               "STRING", "BOOLEAN", "TIMESTAMP"};
   [[noreturn]] void throw_type_mismatch(const char* expected) const;
   const char* type_name() const;
 

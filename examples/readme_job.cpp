@@ -20,12 +20,14 @@ int main() {
   orders.delete_weight = 10;
 
   JobGraph graph("revenue-per-customer");
-  Stream with_fee = graph.source("orders", datagen_source(orders))
-                        .map("add-fee", [](Row order) {
-                          // DECIMAL arithmetic is exact: 0.10 + 0.20 is 0.30.
-                          order.fields[2] = order.fields[2].as_decimal() + Decimal(99, 2);
-                          return order;
-                        });
+  Stream source = graph.source("orders", datagen_source(orders));
+  // A typed handle on a column: a wrong name or type fails validate().
+  const auto amount = source.column<Decimal>("amount");
+  Stream with_fee = source.map("add-fee", [amount](Row order) {
+    // DECIMAL arithmetic is exact: 0.10 + 0.20 is 0.30.
+    order[amount] = order[amount] + Decimal(99, 2);
+    return order;
+  });
   // Count and sum per customer in RocksDB state; the result is a changelog too.
   keyed_aggregate(with_fee, "revenue", {"customer"}, "amount")
       .parallelism(2)

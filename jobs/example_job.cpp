@@ -14,16 +14,18 @@ const Schema kOrders({{"id", DataType::bigint()},
                       {"status", DataType::string()}},
                      {"id"});
 
-// DECIMAL arithmetic is exact: it never goes through a double.
-Row add_shipping(Row&& order) {
-  order.fields[1] = order.fields[1].as_decimal() + Decimal(499, 2);  // 4.99
-  return std::move(order);
-}
-
 void build(const Config& config, JobGraph& graph) {
-  graph.source("orders", datagen_source(DatagenOptions::from(config, kOrders)))
-      .filter("paid", [](const Row& order) { return order.fields[2].as_string() == "paid"; })
-      .map("with-shipping", add_shipping)
+  Stream orders = graph.source("orders", datagen_source(DatagenOptions::from(config, kOrders)));
+  // Typed handles on the columns: a wrong name or type fails validate().
+  const auto amount = orders.column<Decimal>("amount");
+  const auto status = orders.column<std::string>("status");
+  orders.filter("paid", [status](const Row& order) { return order[status] == "paid"; })
+      .map("with-shipping",
+           [amount](Row&& order) {
+             // DECIMAL arithmetic is exact: it never goes through a double.
+             order[amount] = order[amount] + Decimal(499, 2);  // 4.99
+             return std::move(order);
+           })
       .sink("print", print_sink());
 }
 

@@ -94,3 +94,49 @@ TEST_CASE("forward into another parallelism rebalances; a keyed sink is always h
   CHECK(plan.edges[1].partitioning == Partitioning::kHash);       // 3 -> 3, by the sink key
   CHECK(plan.edges[1].key_columns == std::vector<std::string>{"id"});
 }
+
+TEST_CASE("a typed column with a wrong name or type fails validate, naming the operator",
+          "[engine]") {
+  DatagenOptions orders;
+  orders.schema = Schema::parse("id BIGINT, amount DECIMAL(10,2), status STRING, PRIMARY KEY (id)");
+  JobGraph graph("typed");
+  Stream source = graph.source("orders", datagen_source(orders));
+  const auto amount = source.column<Decimal>("amount");
+  const auto missing = source.column<Decimal>("amuont");
+  const auto mistyped = source.column<int64_t>("status");
+  source.map("use", [amount, missing, mistyped](Row row) { return row; })
+      .sink("out", blackhole_sink());
+  CHECK(amount.index() == 1);
+  const auto problems = graph.validate();
+  CHECK(problems == std::vector<std::string>{
+                        "operator 'orders': its output has no column 'amuont'; its columns are id, "
+                        "amount, status",
+                        "operator 'orders': column 'status' of its output is STRING, not BIGINT"});
+  CHECK_THROWS_WITH(graph.check(), Catch::Contains("no column 'amuont'"));
+}
+
+TEST_CASE("rows read and write typed columns; a NULL is refused by name", "[engine]") {
+  DatagenOptions orders;
+  orders.schema = Schema::parse("id BIGINT, amount DECIMAL(10,2), status STRING, paid BOOLEAN");
+  JobGraph graph("typed");
+  Stream source = graph.source("orders", datagen_source(orders));
+  const auto id = source.column<int64_t>("id");
+  const auto amount = source.column<Decimal>("amount");
+  const auto status = source.column<std::string>("status");
+  const auto paid = source.column<bool>("paid");
+  source.sink("out", blackhole_sink());
+  REQUIRE(graph.validate().empty());
+  Row row(RowKind::kInsert, {7, Decimal(1000, 2), "new", Value()});
+  row[amount] = row[amount] + Decimal(99, 2);
+  row[status] += "!";
+  CHECK(row[id] == 7);
+  CHECK(row.fields[1] == Value(Decimal(1099, 2)));
+  CHECK(std::as_const(row)[status] == "new!");
+  CHECK(row.is_null(paid));
+  CHECK_THROWS_WITH(row[paid], Catch::Contains("column 'paid' is NULL"));
+  row.set(paid, true);
+  CHECK(row[paid]);
+  CHECK(row.fields[3] == Value::boolean(true));
+  row.set_null(amount);
+  CHECK(row.fields[1].is_null());
+}

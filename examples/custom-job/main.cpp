@@ -45,6 +45,8 @@ class CountingSource final : public Source {
 
 class SummingSink final : public Sink {
  public:
+  explicit SummingSink(TypedColumn<int64_t> square) : square_(std::move(square)) {}
+
   void open(SinkContext& context) override {
     total_state_.emplace(context.value_state("total"));
     if (const auto saved = total_state_->get()) total_ = decode_values(*saved).at(0).as_bigint();
@@ -52,7 +54,7 @@ class SummingSink final : public Sink {
     context.register_flush_action([this] { flush(); });
   }
 
-  void write(Row&& row) override { buffered_.push_back(row.fields[1].as_bigint()); }
+  void write(Row&& row) override { buffered_.push_back(row[square_]); }
 
   // At a barrier the buffer is added in, so the saved total is exact.
   void snapshot_state(int64_t) override {
@@ -73,6 +75,7 @@ class SummingSink final : public Sink {
     flushes_->add(1);
   }
 
+  const TypedColumn<int64_t> square_;
   std::vector<int64_t> buffered_;
   int64_t total_ = 0;
   std::optional<ValueState> total_state_;
@@ -83,10 +86,15 @@ class SummingSink final : public Sink {
 
 int main() {
   JobGraph graph("custom-job");
-  graph.source("count", {.output = {kNumbers},
-                         .create = [](const SubtaskInfo&) { return std::make_unique<CountingSource>(1000); },
-                         .rate = 5000})
-      .sink("sum", {.create = [](const SubtaskInfo&) { return std::make_unique<SummingSink>(); }});
+  Stream numbers = graph.source(
+      "count", {.output = {kNumbers},
+                .create = [](const SubtaskInfo&) { return std::make_unique<CountingSource>(1000); },
+                .rate = 5000});
+  // A typed handle on a column: a wrong name or type fails validate().
+  const auto square = numbers.column<int64_t>("square");
+  numbers.sink("sum", {.create = [square](const SubtaskInfo&) {
+                 return std::make_unique<SummingSink>(square);
+               }});
 
   RuntimeOptions options;
   options.flush_interval = std::chrono::milliseconds(20);
