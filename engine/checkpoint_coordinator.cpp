@@ -5,7 +5,6 @@
 #include <boost/asio/post.hpp>
 
 #include "engine/fault_point.hpp"
-#include "engine/task.hpp"
 
 namespace sluice {
 
@@ -13,7 +12,8 @@ CheckpointCoordinator::CheckpointCoordinator(boost::asio::io_context& io,
                                              const RuntimeOptions& options,
                                              const CheckpointStorage& storage, std::string job,
                                              std::map<std::string, int> parallelism,
-                                             std::vector<Task*> tasks, int64_t first_id)
+                                             std::vector<CheckpointParticipant*> tasks,
+                                             int64_t first_id)
     : io_(io),
       options_(options),
       storage_(storage),
@@ -23,7 +23,7 @@ CheckpointCoordinator::CheckpointCoordinator(boost::asio::io_context& io,
       next_id_(first_id),
       trigger_timer_(io),
       timeout_timer_(io) {
-  for (Task* task : tasks_) sources_ += task->is_source();
+  for (CheckpointParticipant* task : tasks_) sources_ += task->is_source();
 }
 
 void CheckpointCoordinator::start() {
@@ -73,8 +73,8 @@ void CheckpointCoordinator::trigger() {
   last_trigger_ = in_flight_->started;
   const int64_t id = in_flight_->id;
   spdlog::debug("job {}: checkpoint {} triggered{}", job_, id, in_flight_->final ? " (final)" : "");
-  for (Task* task : tasks_) {
-    if (task->is_source()) task->mailbox().post([task, id] { task->trigger_checkpoint(id); });
+  for (CheckpointParticipant* task : tasks_) {
+    if (task->is_source()) task->post_trigger(id);
   }
   timeout_timer_.expires_after(options_.checkpoint_timeout);
   timeout_timer_.async_wait([this, id](const boost::system::error_code& ec) {
@@ -126,11 +126,11 @@ void CheckpointCoordinator::complete() {
   }
   record(checkpoint, true, metadata.state_bytes());
   const int64_t id = checkpoint.id;
-  tell_tasks([id](Task* task) { task->notify_checkpoint_complete(id); });
+  tell_tasks([id](CheckpointParticipant* task) { task->post_complete(id); });
   if (checkpoint.final) {
     finished_ = true;
-    for (Task* task : tasks_) {
-      if (task->is_source()) task->mailbox().post([task] { task->finish_stream(); });
+    for (CheckpointParticipant* task : tasks_) {
+      if (task->is_source()) task->post_finish();
     }
     return;
   }
@@ -143,7 +143,7 @@ void CheckpointCoordinator::abort(const std::string& reason) {
   spdlog::warn("job {}: checkpoint {} aborted: {}", job_, checkpoint.id, reason);
   record(checkpoint, false, 0);
   const int64_t id = checkpoint.id;
-  tell_tasks([id](Task* task) { task->notify_checkpoint_aborted(id); });
+  tell_tasks([id](CheckpointParticipant* task) { task->post_aborted(id); });
   schedule_next();
 }
 
@@ -154,12 +154,12 @@ void CheckpointCoordinator::record(const InFlight& checkpoint, bool completed, u
 }
 
 template <typename F>
-void CheckpointCoordinator::tell_tasks(F mail) {
+void CheckpointCoordinator::tell_tasks(F tell) {
   // Downstream tasks first: a source that learns of completion may end its
   // stream, and the end must not overtake the news.
   for (bool sources : {false, true}) {
-    for (Task* task : tasks_) {
-      if (task->is_source() == sources) task->mailbox().post([task, mail] { mail(task); });
+    for (CheckpointParticipant* task : tasks_) {
+      if (task->is_source() == sources) tell(task);
     }
   }
 }

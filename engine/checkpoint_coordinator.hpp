@@ -1,23 +1,21 @@
 #pragma once
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>  // Boost 1.74's Asio needs it under C++20.
 #include <vector>
 
-#include <utility>  // Boost 1.74's Asio needs it under C++20.
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
-
+#include "engine/checkpoint_protocol.hpp"
 #include "engine/checkpoint_storage.hpp"
 #include "engine/metrics.hpp"
 #include "engine/runtime_options.hpp"
 
 namespace sluice {
-
-class Task;
 
 /// Triggers checkpoints and completes them, on the engine's timer thread.
 ///
@@ -29,30 +27,23 @@ class Task;
 /// still open after `checkpoint.timeout` is aborted and every task told so.
 /// Once every source reached its end, a final checkpoint is taken; when it
 /// completes the sources end their streams.
-class CheckpointCoordinator {
+class CheckpointCoordinator final : public CheckpointAcknowledger {
  public:
   using Clock = std::chrono::steady_clock;
+  using Ack = CheckpointAck;
 
-  /// A task's report that it saved checkpoint `id`.
-  struct Ack {
-    int64_t id = 0;
-    size_t task = 0;  ///< index into the tasks given to the constructor
-    std::vector<SubtaskState> states;
-    std::chrono::nanoseconds alignment{0};
-    std::chrono::nanoseconds pause{0};  ///< the synchronous part of its snapshot
-  };
-
+  /// `tasks`: every task of the job; an Ack's `task` indexes them.
   CheckpointCoordinator(boost::asio::io_context& io, const RuntimeOptions& options,
                         const CheckpointStorage& storage, std::string job,
-                        std::map<std::string, int> parallelism, std::vector<Task*> tasks,
-                        int64_t first_id);
+                        std::map<std::string, int> parallelism,
+                        std::vector<CheckpointParticipant*> tasks, int64_t first_id);
 
   /// Schedules the first checkpoint. Call before the io_context runs.
   void start();
 
   // Called from task threads.
-  void acknowledge(Ack ack);
-  void source_ended();
+  void acknowledge(Ack ack) override;
+  void source_ended() override;
 
   /// How the checkpoints so far went; any thread.
   std::vector<CheckpointStats> stats() const;
@@ -76,16 +67,16 @@ class CheckpointCoordinator {
   void complete();
   void abort(const std::string& reason);
   void record(const InFlight& checkpoint, bool completed, uint64_t state_bytes);
-  /// Posts `mail` to every task, downstream tasks before sources.
+  /// Calls `tell` on every task, downstream tasks before sources.
   template <typename F>
-  void tell_tasks(F mail);
+  void tell_tasks(F tell);
 
   boost::asio::io_context& io_;
   const RuntimeOptions options_;
   const CheckpointStorage& storage_;
   const std::string job_;
   const std::map<std::string, int> parallelism_;
-  const std::vector<Task*> tasks_;
+  const std::vector<CheckpointParticipant*> tasks_;
   size_t sources_ = 0;
   size_t sources_ended_ = 0;
   int64_t next_id_;

@@ -263,7 +263,7 @@ JobResult Executor::run_attempt(const JobGraph& graph, const PhysicalPlan& plan,
   boost::asio::io_context& io = attempt.io;
   auto work = boost::asio::make_work_guard(io);
   std::vector<Task*> sources;
-  std::vector<Task*> all;
+  std::vector<CheckpointParticipant*> all;
   for (const auto& task : attempt.tasks) {
     all.push_back(task.get());
     if (task->is_source()) sources.push_back(task.get());

@@ -1,6 +1,5 @@
 #include "engine/task.hpp"
 
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <future>
@@ -74,33 +73,6 @@ class SinkLink final : public Collector {
 };
 
 }  // namespace
-
-void JobRunState::fail(TaskFailure failure) {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!failure_ && !is_cancelled()) {
-      failure_ = std::move(failure);
-    } else if (!failure_) {
-      spdlog::debug("operator '{}' (subtask {}) stopped by the cancellation: {}",
-                    failure.operator_name, failure.subtask + 1, failure.message);
-    } else {
-      spdlog::warn("operator '{}' (subtask {}) also failed: {}", failure.operator_name,
-                   failure.subtask + 1, failure.message);
-    }
-  }
-  cancel();
-}
-
-void JobRunState::cancel() {
-  cancelled_.store(true, std::memory_order_release);
-  for (Notifier* notifier : notifiers_) notifier->notify();
-  for (const auto& interrupt : interrupts_) interrupt();
-}
-
-std::optional<TaskFailure> JobRunState::failure() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return failure_;
-}
 
 class Task::Context final : public SinkContext {
  public:
@@ -194,6 +166,22 @@ Task::Task(const JobGraph& graph, const PlanChain& chain, int subtask,
 Task::~Task() = default;
 
 bool Task::is_source() const { return graph_.nodes()[nodes_.front()].kind == NodeKind::kSource; }
+
+void Task::post_trigger(int64_t id) {
+  mailbox_.post([this, id] { checkpoint(id, std::chrono::nanoseconds(0)); });
+}
+
+void Task::post_complete(int64_t id) {
+  mailbox_.post([this, id] { notify_checkpoint_complete(id); });
+}
+
+void Task::post_aborted(int64_t id) {
+  mailbox_.post([this, id] { notify_checkpoint_aborted(id); });
+}
+
+void Task::post_finish() {
+  mailbox_.post([this] { stream_finished_ = true; });
+}
 
 void Task::run() {
   try {
@@ -424,34 +412,22 @@ void Task::on_flush(int64_t tick) {
 }
 
 void Task::on_barrier(size_t input, int64_t id) {
-  if (!aligning_) {
-    aligning_ = id;
-    alignment_started_ = std::chrono::steady_clock::now();
-  } else if (*aligning_ != id) {
-    throw std::logic_error("barrier " + std::to_string(id) + " arrived while aligning barrier " +
-                           std::to_string(*aligning_));
-  }
-  // Until every input delivered the barrier, what follows it on this input
-  // belongs to the next checkpoint: leave it in the channel.
-  inputs_.block(input);
-  if (!inputs_.all_live_blocked()) return;
+  const std::optional<std::chrono::nanoseconds> alignment = aligner_.on_barrier(input, id);
+  if (!alignment) return;
   // The coordinator posts the news of checkpoint n before it triggers n+1,
   // but that mail may have come in after this task last looked: run it
   // first, so that an operator always learns how n ended before it
   // snapshots n+1 (a sink commits n's transaction before preparing n+1's).
   if (mailbox_.has_mail()) mailbox_.run_mail();
-  checkpoint(id, std::chrono::steady_clock::now() - alignment_started_);
-  inputs_.unblock_all();
-  aligning_.reset();
+  checkpoint(id, *alignment);
+  aligner_.release();
 }
-
-void Task::trigger_checkpoint(int64_t id) { checkpoint(id, std::chrono::nanoseconds(0)); }
 
 void Task::checkpoint(int64_t id, std::chrono::nanoseconds alignment) {
   // Downstream can start aligning while this task snapshots.
   if (writer_) writer_->emit_event({EventKind::kBarrier, id});
   const auto started = std::chrono::steady_clock::now();
-  CheckpointCoordinator::Ack ack{id, checkpointing_.index, {}, alignment};
+  CheckpointAck ack{id, checkpointing_.index, {}, alignment};
   std::vector<std::shared_future<uint64_t>> snapshots;  // one per ack.states entry
   for (Member& m : chain_) {
     guarded(m.name(), [&] {

@@ -11,10 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "engine/checkpoint_coordinator.hpp"
+#include "engine/barrier_aligner.hpp"
+#include "engine/checkpoint_protocol.hpp"
 #include "engine/checkpoint_storage.hpp"
 #include "engine/input_gate.hpp"
 #include "engine/job_graph.hpp"
+#include "engine/job_run_state.hpp"
 #include "engine/mailbox.hpp"
 #include "engine/metrics.hpp"
 #include "engine/notifier.hpp"
@@ -23,50 +25,11 @@
 
 namespace sluice {
 
-/// The first error of a job and the operator it came from.
-struct TaskFailure {
-  std::string operator_name;
-  int subtask = 0;
-  int parallelism = 1;
-  std::string message;
-  std::exception_ptr cause;
-};
-
-/// What the tasks of one running job share: cancellation and the first error.
-class JobRunState {
- public:
-  const std::atomic<bool>& cancelled() const { return cancelled_; }
-  bool is_cancelled() const { return cancelled_.load(std::memory_order_acquire); }
-
-  /// Records `failure` if it is the first and the job was not cancelled
-  /// before (then it is what the cancellation caused), logs it otherwise;
-  /// cancels the job.
-  void fail(TaskFailure failure);
-  /// Stops every task: blocked ones wake up and unwind, and each runs what
-  /// interrupts its calls outside the engine.
-  void cancel();
-  /// A task's notifier, which cancel() wakes, and what interrupts its calls;
-  /// every task's is added before any task starts.
-  void watch(Notifier* notifier, std::function<void()> interrupt) {
-    notifiers_.push_back(notifier);
-    interrupts_.push_back(std::move(interrupt));
-  }
-
-  std::optional<TaskFailure> failure() const;
-
- private:
-  std::atomic<bool> cancelled_{false};
-  std::vector<Notifier*> notifiers_;
-  std::vector<std::function<void()>> interrupts_;
-  mutable std::mutex mutex_;
-  std::optional<TaskFailure> failure_;
-};
-
 /// Where a task keeps state and whom it tells about checkpoints.
 struct TaskCheckpointing {
   const CheckpointStorage* storage = nullptr;   ///< always set: state lives there
   std::optional<int64_t> restored;              ///< the checkpoint this run resumes from
-  CheckpointCoordinator* coordinator = nullptr;  ///< null when checkpoints are off
+  CheckpointAcknowledger* coordinator = nullptr;  ///< null when checkpoints are off
   size_t index = 0;                              ///< this task's index for the coordinator
 };
 
@@ -76,7 +39,7 @@ struct TaskCheckpointing {
 /// chain's transforms untouched and are acted on at its end: a sink runs its
 /// flush action, a record writer forwards the event. A barrier is forwarded
 /// once it arrived on every input (alignment), then the chain snapshots.
-class Task {
+class Task final : public CheckpointParticipant {
  public:
   Task(const JobGraph& graph, const PlanChain& chain, int subtask, const RuntimeOptions& options,
        JobRunState& job, TaskCheckpointing checkpointing);
@@ -85,7 +48,7 @@ class Task {
   Task& operator=(const Task&) = delete;
 
   void add_input(Channel* channel) { inputs_.add(channel); }
-  void set_coordinator(CheckpointCoordinator* coordinator) {
+  void set_coordinator(CheckpointAcknowledger* coordinator) {
     checkpointing_.coordinator = coordinator;
   }
   void add_output(RecordWriter::Output output) { outputs_.push_back(std::move(output)); }
@@ -94,20 +57,19 @@ class Task {
   /// cancelled, and destroys the operators. Never throws.
   void run();
 
-  bool is_source() const;
+  bool is_source() const override;
   /// False once run() has returned or is about to.
   bool running() const { return !finished_.load(std::memory_order_acquire); }
   Mailbox& mailbox() { return mailbox_; }
   Notifier& notifier() { return notifier_; }
   TaskMetrics& metrics() { return metrics_; }
 
-  // Mail from the checkpoint coordinator, run on the task's thread.
-  /// Sources: record the position, emit Barrier(id), snapshot, acknowledge.
-  void trigger_checkpoint(int64_t id);
-  void notify_checkpoint_complete(int64_t id);
-  void notify_checkpoint_aborted(int64_t id);
-  /// Sources, after the final checkpoint: end the stream.
-  void finish_stream() { stream_finished_ = true; }
+  // From the checkpoint coordinator: posted, run on the task's thread.
+  /// Sources: emit Barrier(id), snapshot, acknowledge.
+  void post_trigger(int64_t id) override;
+  void post_complete(int64_t id) override;
+  void post_aborted(int64_t id) override;
+  void post_finish() override;
   /// Any thread, on cancellation: runs the sink's cancel action, if any.
   void interrupt();
 
@@ -127,6 +89,8 @@ class Task {
   /// What counts the records a source task's source emitted.
   const Counter& source_output() const;
 
+  void notify_checkpoint_complete(int64_t id);
+  void notify_checkpoint_aborted(int64_t id);
   void emit_flush(int64_t tick);
   void on_flush(int64_t tick);
   void on_barrier(size_t input, int64_t id);
@@ -165,8 +129,7 @@ class Task {
   std::function<void()> cancel_action_;
 
   // Checkpoints and the end of the stream.
-  std::optional<int64_t> aligning_;  // the barrier being aligned
-  std::chrono::steady_clock::time_point alignment_started_;
+  BarrierAligner aligner_{inputs_};
   bool data_ended_ = false;       // sources: emitted EndOfData
   bool stream_finished_ = false;  // sources: the final checkpoint completed
   // Background snapshot writes, each acknowledging its checkpoint when done.
