@@ -1,6 +1,5 @@
 #include "engine/task.hpp"
 
-
 #include <algorithm>
 #include <future>
 #include <stdexcept>
