@@ -18,7 +18,6 @@
 #include "connectors/source_options.hpp"
 #include "engine/error.hpp"
 #include "engine/fault_point.hpp"
-#include "engine/value_codec.hpp"
 
 namespace sluice {
 namespace {
@@ -363,15 +362,11 @@ class ChangelogFileSource final : public Source {
         parser_(options_) {}
 
   void open(OperatorContext& context) override {
-    position_.emplace(context.value_state("position"));
+    position_.emplace(context.value_state<std::vector<Value>>("position"));
     skipped_ = &context.counter("skipped");
     tombstones_ = &context.counter("tombstones");
-    const auto saved = position_->get();
-    std::optional<std::vector<Value>> resume;
-    if (saved) {
-      resume = decode_values(*saved);
-      check_same_input(*resume, context);
-    }
+    const std::optional<std::vector<Value>> resume = position_->get();
+    if (resume) check_same_input(*resume, context);
     if (options_.format == ChangelogFileOptions::Format::kCsv) {
       const auto header = reader_.next();
       if (!header) throw ConfigError(options_.path + ": the file is empty; expected a header");
@@ -409,9 +404,9 @@ class ChangelogFileSource final : public Source {
   void snapshot_state(int64_t) override {
     // The position, and what identifies the input it is a position in.
     const int64_t offset = reader_.offset();
-    position_->set(encode_values({Value(offset), Value(reader_.line()), Value(absolute_path()),
-                                  Value(reader_.size()),
-                                  Value(static_cast<int64_t>(reader_.fingerprint(offset)))}));
+    position_->set({Value(offset), Value(reader_.line()), Value(absolute_path()),
+                    Value(reader_.size()),
+                    Value(static_cast<int64_t>(reader_.fingerprint(offset)))});
     fault_point("file-snapshot");
     if (dead_letter_.is_open()) dead_letter_.flush();
   }
@@ -465,7 +460,7 @@ class ChangelogFileSource final : public Source {
   const ChangelogFileOptions options_;
   RecordReader reader_;
   RecordParser parser_;
-  std::optional<ValueState> position_;
+  std::optional<ValueState<std::vector<Value>>> position_;
   Counter* skipped_ = nullptr;
   Counter* tombstones_ = nullptr;
   std::ofstream dead_letter_;

@@ -6,7 +6,6 @@
 
 #include "connectors/source_options.hpp"
 #include "engine/error.hpp"
-#include "engine/value_codec.hpp"
 
 namespace sluice {
 namespace {
@@ -36,9 +35,9 @@ class DatagenSource final : public Source {
       : generator_(options, subtask, parallelism) {}
 
   void open(OperatorContext& context) override {
-    position_state_.emplace(context.value_state("position"));
+    position_state_.emplace(context.value_state<int64_t>("position"));
     if (const auto saved = position_state_->get()) {
-      const uint64_t position = decode_values(*saved).at(0).as_bigint();
+      const auto position = static_cast<uint64_t>(*saved);
       Row rows[2];
       while (emitted_ < position && generator_.next(rows) > 0) ++emitted_;
     }
@@ -55,13 +54,11 @@ class DatagenSource final : public Source {
     return PollResult::kMoreAvailable;
   }
 
-  void snapshot_state(int64_t) override {
-    position_state_->set(encode_values({Value(static_cast<int64_t>(emitted_))}));
-  }
+  void snapshot_state(int64_t) override { position_state_->set(static_cast<int64_t>(emitted_)); }
 
  private:
   ChangeGenerator generator_;
-  std::optional<ValueState> position_state_;
+  std::optional<ValueState<int64_t>> position_state_;
   uint64_t emitted_ = 0;
 };
 

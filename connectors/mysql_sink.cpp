@@ -120,8 +120,8 @@ class MySqlSink final : public Sink {
                                              .recovered = &context.counter("xa.recovered"),
                                              .rolled_back = &context.counter("xa.rolled-back"),
                                              .transactions = &context.counter("transactions")});
-    transactions_state_.emplace(context.list_state("xa-prepared"));
-    buffer_state_.emplace(context.list_state("xa-buffered"));
+    transactions_state_.emplace(context.list_state<std::vector<Value>>("xa-prepared"));
+    buffer_state_.emplace(context.list_state<Row>("xa-buffered"));
     try {
       connection_->create_marker_table();
       committer_->recover(transactions_state_->get(), std::move(connection_));
@@ -129,12 +129,7 @@ class MySqlSink final : public Sink {
       fail_write("recovering the transactions of", target_, e);
     }
     // Records the restored checkpoint holds that no transaction had yet.
-    for (const std::string& entry : buffer_state_->get()) {
-      std::vector<Value> values = decode_values(entry);
-      const auto kind = static_cast<RowKind>(values.back().as_bigint());
-      values.pop_back();
-      buffer(Row(kind, std::move(values)));
-    }
+    for (Row& row : buffer_state_->get()) buffer(std::move(row));
   }
 
   void write(Row&& row) override {
@@ -153,14 +148,9 @@ class MySqlSink final : public Sink {
     transactions_state_->update(committer_->state());
     // What no transaction holds yet: only rows held back behind a prepared
     // transaction's locks, when its checkpoint has not completed.
-    std::vector<std::string> carried;
-    const auto carry = [&](const Row& row) {
-      std::vector<Value> values = row.fields;
-      values.emplace_back(static_cast<int64_t>(row.kind));
-      carried.push_back(encode_values(values));
-    };
-    for (const Row* row : changes_.changes()) carry(*row);
-    for (const Row& row : appended_) carry(row);
+    std::vector<Row> carried;
+    for (const Row* row : changes_.changes()) carried.push_back(*row);
+    carried.insert(carried.end(), appended_.begin(), appended_.end());
     buffer_state_->update(carried);
   }
 
@@ -355,8 +345,8 @@ class MySqlSink final : public Sink {
   std::optional<XaCommitter> committer_;
   UpsertBuffer::KeySet locked_;   // see locked_keys()
   bool wait_for_commit_ = false;  // a write met a prepared transaction's lock
-  std::optional<ListState> transactions_state_;
-  std::optional<ListState> buffer_state_;
+  std::optional<ListState<std::vector<Value>>> transactions_state_;
+  std::optional<ListState<Row>> buffer_state_;
 
   Counter* flushes_[4] = {};
   Counter* keys_flushed_ = nullptr;

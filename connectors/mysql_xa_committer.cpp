@@ -8,7 +8,6 @@
 #include "connectors/mysql_statement_writer.hpp"
 #include "engine/error.hpp"
 #include "engine/fault_point.hpp"
-#include "engine/value_codec.hpp"
 
 namespace sluice {
 
@@ -24,10 +23,9 @@ XaCommitter::XaCommitter(SinkConnector connect, XidScheme xids, int subtask, int
       counters_(counters),
       last_checkpoint_(restored) {}
 
-void XaCommitter::recover(const std::vector<std::string>& listed,
+void XaCommitter::recover(const std::vector<std::vector<Value>>& listed,
                           std::unique_ptr<SinkConnection> connection) {
-  for (const std::string& entry : listed) {
-    const auto v = decode_values(entry);
+  for (const std::vector<Value>& v : listed) {
     Transaction t;
     t.checkpoint = v.at(0).as_bigint();
     t.xid = {v.at(1).as_string(), v.at(2).as_string()};
@@ -152,12 +150,12 @@ std::vector<Row> XaCommitter::roll_back_up_to(int64_t checkpoint) {
   return again;
 }
 
-std::vector<std::string> XaCommitter::state() const {
-  std::vector<std::string> entries;
+std::vector<std::vector<Value>> XaCommitter::state() const {
+  std::vector<std::vector<Value>> entries;
   for (const Transaction& t : prepared_) {
-    entries.push_back(encode_values({Value(t.checkpoint), Value(t.xid.gtrid), Value(t.xid.bqual),
-                                     Value(static_cast<int64_t>(t.session.connection)),
-                                     Value(t.session.server_started)}));
+    entries.push_back({Value(t.checkpoint), Value(t.xid.gtrid), Value(t.xid.bqual),
+                       Value(static_cast<int64_t>(t.session.connection)),
+                       Value(t.session.server_started)});
   }
   return entries;
 }

@@ -53,7 +53,8 @@ class XaCommitter {
   /// its connection left the server and checked by its marker; then rolls
   /// back this subtask's other prepared transactions of any earlier run, and
   /// in subtask 0 those of subtasks this run does not have.
-  void recover(const std::vector<std::string>& listed, std::unique_ptr<SinkConnection> connection);
+  void recover(const std::vector<std::vector<Value>>& listed,
+               std::unique_ptr<SinkConnection> connection);
 
   /// The connection of the open transaction, begun if none is open: on an
   /// idle connection, or a new one. While another is prepared, the new one
@@ -77,8 +78,9 @@ class XaCommitter {
   std::vector<Row> roll_back_up_to(int64_t checkpoint);
 
   const std::deque<Transaction>& prepared() const { return prepared_; }
-  /// The prepared transactions, as a checkpoint saves them for recover().
-  std::vector<std::string> state() const;
+  /// The prepared transactions, as a checkpoint saves them for recover():
+  /// checkpoint, gtrid, bqual, connection id, server start.
+  std::vector<std::vector<Value>> state() const;
 
  private:
   std::unique_ptr<SinkConnection> idle_connection();

@@ -45,8 +45,17 @@ class OperatorContext {
 
   /// This subtask's state, saved at every checkpoint and restored with it.
   /// Names are the operator's own: two operators never see each other's.
-  virtual ValueState value_state(const std::string& name) = 0;
-  virtual ListState list_state(const std::string& name) = 0;
+  /// `T` is kept through StateCodec<T>; std::string keeps bytes as they are.
+  template <typename T = std::string>
+  ValueState<T> value_state(const std::string& name) {
+    return ValueState<T>(raw_value_state(name));
+  }
+  template <typename T = std::string>
+  ListState<T> list_state(const std::string& name) {
+    return ListState<T>(raw_list_state(name));
+  }
+  virtual RawValueState raw_value_state(const std::string& name) = 0;
+  virtual RawListState raw_list_state(const std::string& name) = 0;
   virtual KeyedValueState keyed_value_state(const std::string& name) = 0;
   virtual KeyedMapState keyed_map_state(const std::string& name) = 0;
   /// The checkpoint this run resumed from, if it resumed.

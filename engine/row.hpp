@@ -51,11 +51,7 @@ struct Row {
   }
   template <typename T>
   void set(const TypedColumn<T>& column, T value) {
-    if constexpr (std::is_same_v<T, bool>) {
-      fields.at(column.index()) = Value::boolean(value);
-    } else {
-      fields.at(column.index()) = Value(std::move(value));
-    }
+    fields.at(column.index()) = Value::of(std::move(value));
   }
   template <typename T>
   void set_null(const TypedColumn<T>& column) {

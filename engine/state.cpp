@@ -1,5 +1,6 @@
 #include "engine/state.hpp"
 
+#include "engine/error.hpp"
 #include "engine/state_store.hpp"
 #include "engine/value_codec.hpp"
 
@@ -26,6 +27,21 @@ void erase(LazyStateStore& lazy, std::string_view key) {
 
 }  // namespace
 
+std::string StateCodec<Row>::encode(const Row& row) {
+  std::string out;
+  encode_values(row.fields, out);
+  encode_values({Value(static_cast<int64_t>(row.kind))}, out);
+  return out;
+}
+
+Row StateCodec<Row>::decode(std::string_view bytes) {
+  std::vector<Value> values = decode_values(bytes);
+  if (values.empty()) throw DataError("a Row in state without its kind");
+  const auto kind = static_cast<RowKind>(values.back().as_bigint());
+  values.pop_back();
+  return Row(kind, std::move(values));
+}
+
 LazyStateStore::LazyStateStore(bool saved, Opener opener)
     : saved_(saved), opener_(std::move(opener)) {}
 
@@ -41,16 +57,16 @@ StateStore& LazyStateStore::for_write() {
   return *store_;
 }
 
-ValueState::ValueState(LazyStateStore& store, std::string name)
+RawValueState::RawValueState(LazyStateStore& store, std::string name)
     : store_(&store), key_(state_key('v', name)) {}
-std::optional<std::string> ValueState::get() const { return read(*store_, key_); }
-void ValueState::set(std::string_view value) { store_->for_write().put(key_, value); }
-void ValueState::clear() { erase(*store_, key_); }
+std::optional<std::string> RawValueState::get() const { return read(*store_, key_); }
+void RawValueState::set(std::string_view value) { store_->for_write().put(key_, value); }
+void RawValueState::clear() { erase(*store_, key_); }
 
-ListState::ListState(LazyStateStore& store, std::string name)
+RawListState::RawListState(LazyStateStore& store, std::string name)
     : store_(&store), key_(state_key('l', name)) {}
 
-std::vector<std::string> ListState::get() const {
+std::vector<std::string> RawListState::get() const {
   std::vector<std::string> items;
   if (const auto bytes = read(*store_, key_)) {
     for (const Value& item : decode_values(*bytes)) items.push_back(item.as_string());
@@ -58,18 +74,18 @@ std::vector<std::string> ListState::get() const {
   return items;
 }
 
-void ListState::add(std::string_view item) {
+void RawListState::add(std::string_view item) {
   std::vector<std::string> items = get();
   items.emplace_back(item);
   update(items);
 }
 
-void ListState::update(const std::vector<std::string>& items) {
+void RawListState::update(const std::vector<std::string>& items) {
   std::vector<Value> values(items.begin(), items.end());
   store_->for_write().put(key_, encode_values(values));
 }
 
-void ListState::clear() { erase(*store_, key_); }
+void RawListState::clear() { erase(*store_, key_); }
 
 KeyedValueState::KeyedValueState(LazyStateStore& store, std::string name)
     : store_(&store), prefix_(state_key('k', name)) {}

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "engine/value_codec.hpp"
+
 namespace sluice {
 
 class StateStore;
@@ -36,13 +38,38 @@ class LazyStateStore {
 /// Handles on an operator subtask's state, which the engine keeps in RocksDB
 /// and saves at every checkpoint. Get them from the OperatorContext in
 /// open(); after a restore they already hold what the checkpoint saved.
-/// Values are bytes: encode rows with encode_values() (value_codec.hpp).
-/// A handle is used from its operator's thread only.
+/// ValueState<T> and ListState<T> keep `T`s through StateCodec<T>; the raw
+/// and keyed ones keep bytes. A handle is used from its operator's thread only.
 
-/// One value for the whole subtask (not keyed), e.g. a source's offset.
-class ValueState {
+/// How a `T` is kept in state: a column type (see column_type_of) as one
+/// encoded value, a std::string as itself, a std::vector<Value> with
+/// encode_values(), a Row as its fields and then its kind. Specialise it for
+/// a type of your own.
+template <typename T>
+struct StateCodec {
+  static std::string encode(const T& value) { return encode_values({Value::of(value)}); }
+  static T decode(std::string_view bytes) { return decode_values(bytes).at(0).template as<T>(); }
+};
+template <>
+struct StateCodec<std::string> {
+  static std::string encode(const std::string& value) { return value; }
+  static std::string decode(std::string_view bytes) { return std::string(bytes); }
+};
+template <>
+struct StateCodec<std::vector<Value>> {
+  static std::string encode(const std::vector<Value>& values) { return encode_values(values); }
+  static std::vector<Value> decode(std::string_view bytes) { return decode_values(bytes); }
+};
+template <>
+struct StateCodec<Row> {
+  static std::string encode(const Row& row);
+  static Row decode(std::string_view bytes);
+};
+
+/// One value for the whole subtask (not keyed), as bytes.
+class RawValueState {
  public:
-  ValueState(LazyStateStore& store, std::string name);
+  RawValueState(LazyStateStore& store, std::string name);
   std::optional<std::string> get() const;
   void set(std::string_view value);
   void clear();
@@ -52,10 +79,10 @@ class ValueState {
   std::string key_;
 };
 
-/// A list for the whole subtask, e.g. pending transaction ids.
-class ListState {
+/// A list for the whole subtask, as bytes.
+class RawListState {
  public:
-  ListState(LazyStateStore& store, std::string name);
+  RawListState(LazyStateStore& store, std::string name);
   std::vector<std::string> get() const;
   void add(std::string_view item);
   void update(const std::vector<std::string>& items);
@@ -64,6 +91,46 @@ class ListState {
  private:
   LazyStateStore* store_;
   std::string key_;
+};
+
+/// One `T` for the whole subtask (not keyed), e.g. a source's offset.
+template <typename T>
+class ValueState {
+ public:
+  explicit ValueState(RawValueState raw) : raw_(std::move(raw)) {}
+  std::optional<T> get() const {
+    const std::optional<std::string> bytes = raw_.get();
+    if (!bytes) return std::nullopt;
+    return StateCodec<T>::decode(*bytes);
+  }
+  void set(const T& value) { raw_.set(StateCodec<T>::encode(value)); }
+  void clear() { raw_.clear(); }
+
+ private:
+  RawValueState raw_;
+};
+
+/// A list of `T`s for the whole subtask, e.g. pending transactions.
+template <typename T>
+class ListState {
+ public:
+  explicit ListState(RawListState raw) : raw_(std::move(raw)) {}
+  std::vector<T> get() const {
+    std::vector<T> items;
+    for (const std::string& bytes : raw_.get()) items.push_back(StateCodec<T>::decode(bytes));
+    return items;
+  }
+  void add(const T& item) { raw_.add(StateCodec<T>::encode(item)); }
+  void update(const std::vector<T>& items) {
+    std::vector<std::string> encoded;
+    encoded.reserve(items.size());
+    for (const T& item : items) encoded.push_back(StateCodec<T>::encode(item));
+    raw_.update(encoded);
+  }
+  void clear() { raw_.clear(); }
+
+ private:
+  RawListState raw_;
 };
 
 /// A value per key (a key is the encoded key columns, see encode_key()).

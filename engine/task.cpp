@@ -90,8 +90,12 @@ class Task::Context final : public SinkContext {
     task_.cancel_action_ = std::move(action);
   }
 
-  ValueState value_state(const std::string& name) override { return ValueState(store_, name); }
-  ListState list_state(const std::string& name) override { return ListState(store_, name); }
+  RawValueState raw_value_state(const std::string& name) override {
+    return RawValueState(store_, name);
+  }
+  RawListState raw_list_state(const std::string& name) override {
+    return RawListState(store_, name);
+  }
   KeyedValueState keyed_value_state(const std::string& name) override {
     return KeyedValueState(store_, name);
   }

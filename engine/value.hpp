@@ -44,6 +44,15 @@ class Value {
     out.v_ = v;
     return out;
   }
+  /// A value of `T` (see column_type_of), BOOLEAN for bool.
+  template <typename T>
+  static Value of(T v) {
+    if constexpr (std::is_same_v<T, bool>) {
+      return boolean(v);
+    } else {
+      return Value(std::move(v));
+    }
+  }
 
   bool is_null() const { return std::holds_alternative<std::monostate>(v_); }
   /// The type of a non-NULL value.

@@ -120,8 +120,8 @@ class PositionSource final : public Source {
       : rows_(rows), hold_at_(hold_at), idle_checkpoints_(idle_checkpoints), log_(std::move(log)) {}
 
   void open(OperatorContext& context) override {
-    position_.emplace(context.value_state("position"));
-    if (const auto saved = position_->get()) next_ = std::stoll(*saved);
+    position_.emplace(context.value_state<int64_t>("position"));
+    if (const auto saved = position_->get()) next_ = *saved;
     std::lock_guard<std::mutex> lock(log_->mutex);
     log_->started_at.push_back(next_);
   }
@@ -135,7 +135,7 @@ class PositionSource final : public Source {
     return completed_ >= idle_checkpoints_ ? PollResult::kEndOfInput
                                            : PollResult::kNothingAvailable;
   }
-  void snapshot_state(int64_t) override { position_->set(std::to_string(next_)); }
+  void snapshot_state(int64_t) override { position_->set(next_); }
   void notify_checkpoint_complete(int64_t) override {
     ++completed_;
     // Right here, before the next checkpoint's trigger is served: so that no
@@ -150,7 +150,7 @@ class PositionSource final : public Source {
   int64_t hold_at_;
   int idle_checkpoints_;
   std::shared_ptr<PositionLog> log_;
-  std::optional<ValueState> position_;
+  std::optional<ValueState<int64_t>> position_;
   int64_t next_ = 0;
   int completed_ = 0;
 };

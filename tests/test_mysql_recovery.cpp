@@ -254,9 +254,9 @@ TEST_CASE("recovery after a server restart does not wait on a connection id give
   REQUIRE(latest);
   LazyStateStore state(
       true, [&] { return StateStore::open_read_only(storage.subtask_dir(*latest, "mysql", 0)); });
-  const auto listed = ListState(state, "xa-prepared").get();
+  const auto listed = ListState<std::vector<Value>>(RawListState(state, "xa-prepared")).get();
   REQUIRE(listed.size() == 1);
-  const auto owner = static_cast<uint64_t>(decode_values(listed[0]).at(3).as_bigint());
+  const auto owner = static_cast<uint64_t>(listed[0].at(3).as_bigint());
 
   // A server is told from its successor by its start time, to the second:
   // let this one have run a while first.

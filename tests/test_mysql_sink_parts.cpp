@@ -274,7 +274,7 @@ TEST_CASE(
     "recovery commits what the checkpoint lists once its connection left, and checks its marker",
     "[sink-parts]") {
   FakeServer server;
-  std::vector<std::string> state;
+  std::vector<std::vector<Value>> state;
   {
     CommitterFixture crashed(server);
     crashed.committer.recover({}, server.connect());  // c1

@@ -53,8 +53,8 @@ std::string expected_recovery(const std::filesystem::path& dir, const std::strin
       const auto state = storage.subtask_dir(*latest, "mysql", s);
       if (!std::filesystem::exists(state)) continue;
       LazyStateStore store(true, [&] { return StateStore::open_read_only(state); });
-      for (const std::string& entry : ListState(store, "xa-prepared").get()) {
-        const auto values = decode_values(entry);
+      for (const auto& values :
+           ListState<std::vector<Value>>(RawListState(store, "xa-prepared")).get()) {
         listed.push_back({values.at(1).as_string(), values.at(2).as_string()});
       }
     }

@@ -39,11 +39,11 @@ TEST_CASE("state of every kind survives a snapshot and a restore", "[state]") {
   testing::TempDir dir;
   auto store = lazy_store(dir.path() / "work");
   CHECK(store.if_open() == nullptr);
-  ValueState offset(store, "offset");
+  RawValueState offset(store, "offset");
   CHECK_FALSE(offset.get());
   CHECK(store.if_open() == nullptr);  // reading nothing opens nothing
   offset.set("42");
-  ListState xids(store, "xids");
+  RawListState xids(store, "xids");
   xids.add("a");
   xids.add("b");
   KeyedValueState counts(store, "counts");
@@ -60,8 +60,8 @@ TEST_CASE("state of every kind survives a snapshot and a restore", "[state]") {
   offset.set("99");  // after the snapshot: must not come back
 
   auto restored = lazy_store(dir.path() / "work2", dir.path() / "chk-1" / "op-0");
-  CHECK(ValueState(restored, "offset").get() == "42");
-  CHECK(ListState(restored, "xids").get() == std::vector<std::string>{"a", "b"});
+  CHECK(RawValueState(restored, "offset").get() == "42");
+  CHECK(RawListState(restored, "xids").get() == std::vector<std::string>{"a", "b"});
   CHECK(KeyedValueState(restored, "counts").get("k1") == "1");
   CHECK_FALSE(KeyedValueState(restored, "counts").get("k2"));
   using Entries = std::vector<std::pair<std::string, std::string>>;
@@ -69,6 +69,39 @@ TEST_CASE("state of every kind survives a snapshot and a restore", "[state]") {
   CHECK(KeyedMapState(restored, "items").get("kk", "x") == "3");
   // Different kinds of state with the same name do not collide.
   CHECK_FALSE(KeyedValueState(restored, "offset").get(""));
+}
+
+TEST_CASE("typed state keeps values, rows and lists through their codecs", "[state]") {
+  testing::TempDir dir;
+  auto store = lazy_store(dir.path() / "work");
+  ValueState<int64_t> offset(RawValueState(store, "offset"));
+  ValueState<Decimal> total(RawValueState(store, "total"));
+  ValueState<bool> done(RawValueState(store, "done"));
+  ValueState<Row> last(RawValueState(store, "last"));
+  ListState<std::vector<Value>> pending(RawListState(store, "pending"));
+  CHECK_FALSE(offset.get());
+  offset.set(-7);
+  total.set(Decimal::parse("12.30", 10, 2));
+  done.set(true);
+  const Row row(RowKind::kUpdateBefore, {1, "x", Value()});
+  last.set(row);
+  pending.add({Value(1), Value("a")});
+  pending.add({Value(2), Value()});
+  store.for_write().snapshot(dir.path() / "chk-1" / "op-0").get();
+
+  auto restored = lazy_store(dir.path() / "work2", dir.path() / "chk-1" / "op-0");
+  CHECK(ValueState<int64_t>(RawValueState(restored, "offset")).get() == -7);
+  CHECK(ValueState<Decimal>(RawValueState(restored, "total")).get() ==
+        Decimal::parse("12.30", 10, 2));
+  CHECK(ValueState<bool>(RawValueState(restored, "done")).get() == true);
+  CHECK(ValueState<Row>(RawValueState(restored, "last")).get() == row);
+  CHECK(ListState<std::vector<Value>>(RawListState(restored, "pending")).get() ==
+        std::vector<std::vector<Value>>{{Value(1), Value("a")}, {Value(2), Value()}});
+  // A value is one encoded Value: what encode_values() wrote before reads back.
+  CHECK(RawValueState(restored, "offset").get() == encode_values({Value(-7)}));
+  // Read as another type, it says what it holds.
+  CHECK_THROWS_WITH(ValueState<int64_t>(RawValueState(restored, "total")).get(),
+                    Catch::Contains("expected a BIGINT value, got DECIMAL 12.30"));
 }
 
 TEST_CASE("checkpoint metadata commits atomically and pruning keeps the newest", "[state]") {

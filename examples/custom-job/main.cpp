@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "engine/executor.hpp"
-#include "engine/value_codec.hpp"
 
 using namespace sluice;
 
@@ -24,8 +23,8 @@ class CountingSource final : public Source {
   explicit CountingSource(int64_t last) : last_(last) {}
 
   void open(OperatorContext& context) override {
-    position_.emplace(context.value_state("next"));
-    if (const auto saved = position_->get()) next_ = decode_values(*saved).at(0).as_bigint();
+    position_.emplace(context.value_state<int64_t>("next"));
+    if (const auto saved = position_->get()) next_ = *saved;
   }
 
   PollResult poll_next(Collector& out) override {
@@ -35,12 +34,12 @@ class CountingSource final : public Source {
     return PollResult::kMoreAvailable;
   }
 
-  void snapshot_state(int64_t) override { position_->set(encode_values({Value(next_)})); }
+  void snapshot_state(int64_t) override { position_->set(next_); }
 
  private:
   const int64_t last_;
   int64_t next_ = 1;
-  std::optional<ValueState> position_;
+  std::optional<ValueState<int64_t>> position_;
 };
 
 class SummingSink final : public Sink {
@@ -48,8 +47,8 @@ class SummingSink final : public Sink {
   explicit SummingSink(TypedColumn<int64_t> square) : square_(std::move(square)) {}
 
   void open(SinkContext& context) override {
-    total_state_.emplace(context.value_state("total"));
-    if (const auto saved = total_state_->get()) total_ = decode_values(*saved).at(0).as_bigint();
+    total_state_.emplace(context.value_state<int64_t>("total"));
+    if (const auto saved = total_state_->get()) total_ = *saved;
     flushes_ = &context.counter("flushes");
     context.register_flush_action([this] { flush(); });
   }
@@ -59,7 +58,7 @@ class SummingSink final : public Sink {
   // At a barrier the buffer is added in, so the saved total is exact.
   void snapshot_state(int64_t) override {
     flush();
-    total_state_->set(encode_values({Value(total_)}));
+    total_state_->set(total_);
   }
 
   void finish() override {
@@ -78,7 +77,7 @@ class SummingSink final : public Sink {
   const TypedColumn<int64_t> square_;
   std::vector<int64_t> buffered_;
   int64_t total_ = 0;
-  std::optional<ValueState> total_state_;
+  std::optional<ValueState<int64_t>> total_state_;
   Counter* flushes_ = nullptr;
 };
 
