@@ -7,41 +7,6 @@
 namespace sluice {
 namespace {
 
-class MapOperator : public Operator {
- public:
-  explicit MapOperator(std::function<Row(Row&&)> fn) : fn_(std::move(fn)) {}
-  void process(Row&& row, Collector& out) override { out.emit(fn_(std::move(row))); }
-
- private:
-  std::function<Row(Row&&)> fn_;
-};
-
-class FilterOperator : public Operator {
- public:
-  explicit FilterOperator(std::function<bool(const Row&)> fn) : fn_(std::move(fn)) {}
-  void process(Row&& row, Collector& out) override {
-    if (fn_(row)) out.emit(std::move(row));
-  }
-
- private:
-  std::function<bool(const Row&)> fn_;
-};
-
-class FlatMapOperator : public Operator {
- public:
-  explicit FlatMapOperator(std::function<void(Row&&, Collector&)> fn) : fn_(std::move(fn)) {}
-  void process(Row&& row, Collector& out) override { fn_(std::move(row), out); }
-
- private:
-  std::function<void(Row&&, Collector&)> fn_;
-};
-
-// Each subtask gets its own copy of the user's function.
-template <typename Op, typename Fn>
-OperatorFactory factory_of(Fn fn) {
-  return [fn = std::move(fn)](const SubtaskInfo&) { return std::make_unique<Op>(fn); };
-}
-
 std::string column_list(const Schema& schema) {
   std::string out;
   for (const auto& c : schema.columns()) out += (out.empty() ? "" : ", ") + c.name;
@@ -54,23 +19,6 @@ Stream Stream::add(NodeDef node) {
   node.inputs.push_back({node_, next_, next_keys_});
   graph_->nodes_.push_back(std::move(node));
   return Stream(graph_, static_cast<int>(graph_->nodes_.size()) - 1);
-}
-
-Stream Stream::map(std::string name, std::function<Row(Row&&)> fn) {
-  return transform(std::move(name), factory_of<MapOperator>(std::move(fn)));
-}
-
-Stream Stream::map(std::string name, std::function<Row(Row&&)> fn, Schema output) {
-  return transform(std::move(name), factory_of<MapOperator>(std::move(fn)),
-                   StreamType{std::move(output), type().mode});
-}
-
-Stream Stream::filter(std::string name, std::function<bool(const Row&)> predicate) {
-  return transform(std::move(name), factory_of<FilterOperator>(std::move(predicate)));
-}
-
-Stream Stream::flat_map(std::string name, std::function<void(Row&&, Collector&)> fn) {
-  return transform(std::move(name), factory_of<FlatMapOperator>(std::move(fn)));
 }
 
 Stream Stream::transform(std::string name, OperatorFactory factory,

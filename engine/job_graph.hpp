@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/changelog_mode.hpp"
@@ -77,15 +78,81 @@ struct NodeDef {
 class JobGraph;
 class SinkHandle;
 
+namespace detail {
+
+template <typename F>
+class MapOperator final : public Operator {
+ public:
+  explicit MapOperator(F fn) : fn_(std::move(fn)) {}
+  void process(Row&& row, Collector& out) override { out.emit(fn_(std::move(row))); }
+  void process_batch(RowBatch& rows, Collector& out) override {
+    for (Row& row : rows) row = fn_(std::move(row));
+    out.emit_batch(rows);
+  }
+
+ private:
+  F fn_;
+};
+
+template <typename F>
+class FilterOperator final : public Operator {
+ public:
+  explicit FilterOperator(F fn) : fn_(std::move(fn)) {}
+  void process(Row&& row, Collector& out) override {
+    if (fn_(std::as_const(row))) out.emit(std::move(row));
+  }
+  // The rows kept move up in place, in order; none is copied.
+  void process_batch(RowBatch& rows, Collector& out) override {
+    std::erase_if(rows, [this](const Row& row) { return !fn_(row); });
+    out.emit_batch(rows);
+  }
+
+ private:
+  F fn_;
+};
+
+template <typename F>
+class FlatMapOperator final : public Operator {
+ public:
+  explicit FlatMapOperator(F fn) : fn_(std::move(fn)) {}
+  void process(Row&& row, Collector& out) override { fn_(std::move(row), out); }
+  void process_batch(RowBatch& rows, Collector& out) override {
+    for (Row& row : rows) fn_(std::move(row), out);
+    rows.clear();
+  }
+
+ private:
+  F fn_;
+};
+
+}  // namespace detail
+
 /// A non-owning handle on an operator's output, to add operators after it.
 /// Handles stay valid as long as their JobGraph.
 class Stream {
  public:
-  Stream map(std::string name, std::function<Row(Row&&)> fn);
+  /// `fn(Row&&) -> Row` on every record. The functions of map, filter and
+  /// flat_map are inlined into the operator's loop over a batch.
+  template <typename F>
+  Stream map(std::string name, F fn) {
+    return transform(std::move(name), factory_of<detail::MapOperator<F>>(std::move(fn)));
+  }
   /// A map that changes the columns: `output` describes its records.
-  Stream map(std::string name, std::function<Row(Row&&)> fn, Schema output);
-  Stream filter(std::string name, std::function<bool(const Row&)> predicate);
-  Stream flat_map(std::string name, std::function<void(Row&&, Collector&)> fn);
+  template <typename F>
+  Stream map(std::string name, F fn, Schema output) {
+    return transform(std::move(name), factory_of<detail::MapOperator<F>>(std::move(fn)),
+                     StreamType{std::move(output), type().mode});
+  }
+  /// Keeps the records for which `predicate(const Row&)` holds.
+  template <typename F>
+  Stream filter(std::string name, F predicate) {
+    return transform(std::move(name), factory_of<detail::FilterOperator<F>>(std::move(predicate)));
+  }
+  /// `fn(Row&&, Collector&)` emits any number of records for each one.
+  template <typename F>
+  Stream flat_map(std::string name, F fn) {
+    return transform(std::move(name), factory_of<detail::FlatMapOperator<F>>(std::move(fn)));
+  }
   /// A custom operator; `output` defaults to this stream's type. `check`, if
   /// given, is run by validate() on this stream's type and returns problems.
   Stream transform(std::string name, OperatorFactory factory,
@@ -119,6 +186,11 @@ class Stream {
   Stream(JobGraph* graph, int node) : graph_(graph), node_(node) {}
   Stream add(NodeDef node);
   size_t column_index(const std::string& name, TypeId type) const;
+  // Each subtask gets its own copy of the user's function.
+  template <typename Op, typename Fn>
+  static OperatorFactory factory_of(Fn fn) {
+    return [fn = std::move(fn)](const SubtaskInfo&) { return std::make_unique<Op>(fn); };
+  }
 
   JobGraph* graph_;
   int node_;

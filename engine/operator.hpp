@@ -17,12 +17,21 @@
 /// hooks below.
 namespace sluice {
 
+/// Rows handed along a chain together.
+using RowBatch = std::vector<Row>;
+
 /// Where an operator sends the records it produces.
 class Collector {
  public:
   virtual ~Collector() = default;
   virtual void emit(Row&& row) = 0;
   void emit(const Row& row) { emit(Row(row)); }
+  /// Takes every row of `rows`, in order, and leaves it empty, its capacity
+  /// kept for the caller: one virtual call for many rows.
+  virtual void emit_batch(RowBatch& rows) {
+    for (Row& row : rows) emit(std::move(row));
+    rows.clear();
+  }
 };
 
 /// Which subtask an instance is.
@@ -122,6 +131,12 @@ class Operator : public CheckpointHooks {
  public:
   virtual void open(OperatorContext& context) { (void)context; }
   virtual void process(Row&& row, Collector& out) = 0;
+  /// Processes `rows` in order, as process() on each would, and leaves it
+  /// empty. The engine calls this: override it to work on the whole batch.
+  virtual void process_batch(RowBatch& rows, Collector& out) {
+    for (Row& row : rows) process(std::move(row), out);
+    rows.clear();
+  }
   /// Called once at end of input, to emit anything the operator held back.
   virtual void finish(Collector& out) { (void)out; }
 };
@@ -131,6 +146,12 @@ class Sink : public CheckpointHooks {
  public:
   virtual void open(SinkContext& context) { (void)context; }
   virtual void write(Row&& row) = 0;
+  /// Writes `rows` in order, as write() on each would, and leaves it empty.
+  /// The engine calls this: override it to take the whole batch at once.
+  virtual void write_batch(RowBatch& rows) {
+    for (Row& row : rows) write(std::move(row));
+    rows.clear();
+  }
   /// Called once at end of input: write whatever is still buffered.
   virtual void finish() {}
 };

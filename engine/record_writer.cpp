@@ -30,6 +30,16 @@ RecordWriter::RecordWriter(std::vector<Output> outputs, size_t batch_size, Notif
 
 void RecordWriter::emit(Row&& row) {
   metrics_.records_written.add(1);
+  route(std::move(row));
+}
+
+void RecordWriter::emit_batch(RowBatch& rows) {
+  metrics_.records_written.add(rows.size());
+  for (Row& row : rows) route(std::move(row));
+  rows.clear();
+}
+
+void RecordWriter::route(Row&& row) {
   // Every lane but the last gets a copy.
   for (size_t i = 0; i + 1 < lanes_.size(); ++i) append(lanes_[i], Row(row));
   if (!lanes_.empty()) append(lanes_.back(), std::move(row));

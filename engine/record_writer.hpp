@@ -33,6 +33,7 @@ class RecordWriter : public Collector {
                const std::atomic<bool>& cancelled, TaskMetrics& metrics);
 
   void emit(Row&& row) override;
+  void emit_batch(RowBatch& rows) override;
   /// Hands every channel its partial batch with `event` attached.
   void emit_event(ControlEvent event);
   /// Hands over every non-empty partial batch.
@@ -50,6 +51,8 @@ class RecordWriter : public Collector {
     size_t next = 0;               ///< kRebalance: the next channel
   };
 
+  /// Into every lane: a copy for each but the last.
+  void route(Row&& row);
   void append(Lane& lane, Row&& row);
   size_t select(Lane& lane, const Row& row);
   /// Pushes `p`'s batch, waiting while its channel is full.

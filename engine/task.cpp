@@ -50,6 +50,10 @@ class OperatorLink final : public Collector {
     metrics_.records_in.add(1);
     guarded(metrics_.name, [&] { op_.process(std::move(row), next_); });
   }
+  void emit_batch(RowBatch& rows) override {
+    metrics_.records_in.add(rows.size());
+    guarded(metrics_.name, [&] { op_.process_batch(rows, next_); });
+  }
 
  private:
   Operator& op_;
@@ -64,6 +68,10 @@ class SinkLink final : public Collector {
   void emit(Row&& row) override {
     metrics_.records_in.add(1);
     guarded(metrics_.name, [&] { sink_.write(std::move(row)); });
+  }
+  void emit_batch(RowBatch& rows) override {
+    metrics_.records_in.add(rows.size());
+    guarded(metrics_.name, [&] { sink_.write_batch(rows); });
   }
 
  private:
@@ -365,7 +373,7 @@ void Task::run_inputs() {
       continue;
     }
     metrics_.batches_in.add(1);
-    for (Row& row : batch->rows) head_->emit(std::move(row));
+    head_->emit_batch(batch->rows);
     const ControlEvent event = batch->event;
     inputs_.recycle(index, std::move(batch));
     switch (event.kind) {
