@@ -178,6 +178,11 @@ const std::vector<OptionSpec>& engine_option_specs() {
        .type = OptionType::kBoolean,
        .default_value = "true",
        .doc = "run operators on forward edges of equal parallelism in one task"},
+      {.key = "engine.check-rows",
+       .type = OptionType::kBoolean,
+       .doc = "check every record an operator emits against its declared columns and changelog "
+              "mode (costs a little per record)",
+       .default_doc = "on in debug builds, else off"},
       {.key = "engine.batch-size",
        .type = OptionType::kInteger,
        .default_value = "256",

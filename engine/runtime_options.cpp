@@ -7,6 +7,7 @@ RuntimeOptions RuntimeOptions::from(const Config& config) {
   options.parallelism = static_cast<int>(config.get_int("parallelism"));
   options.flush_interval = config.get_duration("engine.flush.interval");
   options.chaining = config.get_bool("engine.chaining");
+  if (config.find("engine.check-rows")) options.check_rows = config.get_bool("engine.check-rows");
   options.batch_size = static_cast<size_t>(config.get_int("engine.batch-size"));
   options.channel_capacity = static_cast<size_t>(config.get_int("engine.channel-capacity"));
   options.checkpoint_interval = config.get_duration("checkpoint.interval");

@@ -12,6 +12,12 @@ namespace sluice {
 /// How the engine runs a graph. The defaults here suit a plain C++ run (no
 /// checkpoints, no restarts, a fresh start); the CLI's come from the option
 /// table, through from().
+#ifdef NDEBUG
+inline constexpr bool kDebugBuild = false;
+#else
+inline constexpr bool kDebugBuild = true;
+#endif
+
 struct RuntimeOptions {
   /// Subtasks of every operator that sets no parallelism of its own. Default: 1.
   int parallelism = 1;
@@ -21,6 +27,11 @@ struct RuntimeOptions {
   /// Fuse operators on forward edges of equal parallelism into one task.
   /// Default: true.
   bool chaining = true;
+  /// Check every record a source or transform emits against the columns and
+  /// changelog mode it declared: a wrong one fails the job naming the
+  /// operator, instead of surprising an operator downstream. Default: on in
+  /// debug builds (NDEBUG not defined).
+  bool check_rows = kDebugBuild;
   /// Records per batch handed from one task to the next. Default: 256.
   size_t batch_size = 256;
   /// Batches a channel holds before its producer blocks. Default: 16.

@@ -4,6 +4,7 @@
 #include <future>
 #include <stdexcept>
 
+#include "engine/error.hpp"
 #include "engine/state_store.hpp"
 
 namespace sluice {
@@ -40,6 +41,44 @@ decltype(auto) guarded(const std::string& name, F&& f) {
     throw OperatorFailure{name, "unknown exception", std::current_exception()};
   }
 }
+
+// Checks what an operator emits against the columns and changelog mode it
+// declared (RuntimeOptions::check_rows) before passing it on.
+class CheckedOutput final : public Collector {
+ public:
+  CheckedOutput(const NodeDef& node, Collector& next) : node_(node), next_(next) {}
+  void emit(Row&& row) override {
+    check(row);
+    next_.emit(std::move(row));
+  }
+  void emit_batch(RowBatch& rows) override {
+    for (const Row& row : rows) check(row);
+    next_.emit_batch(rows);
+  }
+
+ private:
+  void check(const Row& row) const {
+    const Schema& schema = node_.output.schema;
+    std::string problem;
+    if (!node_.output.mode.contains(row.kind)) {
+      problem = "its changelog mode is " + node_.output.mode.to_string();
+    } else if (row.fields.size() != schema.size()) {
+      problem = "it declares " + std::to_string(schema.size()) + " columns";
+    } else {
+      for (size_t i = 0; i < schema.size() && problem.empty(); ++i) {
+        if (!row.fields[i].matches(schema.column(i).type)) {
+          problem =
+              "column '" + schema.column(i).name + "' is " + schema.column(i).type.to_string();
+        }
+      }
+    }
+    // Thrown inside the emitting operator's call: tagged with its name there.
+    if (!problem.empty()) throw DataError("emitted " + row.to_string() + ", but " + problem);
+  }
+
+  const NodeDef& node_;
+  Collector& next_;
+};
 
 // Feeds one transform of the chain.
 class OperatorLink final : public Collector {
@@ -248,13 +287,20 @@ void Task::open_chain() {
                                              job_.cancelled(), metrics_);
     next = writer_.get();
   }
+  // What `m` emits goes to `to`, checked first if asked.
+  const auto output_of = [&](const Member& m, Collector* to) -> Collector* {
+    if (!options_.check_rows) return to;
+    links_.push_back(std::make_unique<CheckedOutput>(*m.node, *to));
+    return links_.back().get();
+  };
   for (auto m = chain_.rbegin(); m != chain_.rend(); ++m) {
     if (!m->op) continue;
-    m->next = next;
-    links_.push_back(std::make_unique<OperatorLink>(*m->op, *next, *m->metrics));
+    m->next = output_of(*m, next);
+    links_.push_back(std::make_unique<OperatorLink>(*m->op, *m->next, *m->metrics));
     next = links_.back().get();
   }
   head_ = next;
+  if (source_) source_output_ = output_of(chain_.front(), head_);
 
   for (Member& m : chain_) {
     guarded(m.name(), [&] {
@@ -280,6 +326,7 @@ void Task::close_chain() {
   snapshots_in_progress_.clear();
   // Operators are destroyed here, on the thread that used them, sink first.
   head_ = nullptr;
+  source_output_ = nullptr;
   links_.clear();
   writer_.reset();
   source_ = nullptr;
@@ -342,7 +389,7 @@ void Task::run_source() {
         continue;
       }
     }
-    switch (guarded(name, [&] { return source_->poll_next(*head_); })) {
+    switch (guarded(name, [&] { return source_->poll_next(*source_output_); })) {
       case PollResult::kMoreAvailable:
         idle_wait = kFirstIdleWait;
         break;

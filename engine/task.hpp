@@ -121,6 +121,7 @@ class Task final : public CheckpointParticipant {
   std::unique_ptr<RecordWriter> writer_;  // unless the chain ends in a sink
   std::vector<std::unique_ptr<Collector>> links_;
   Collector* head_ = nullptr;  // where records entering the chain go
+  Collector* source_output_ = nullptr;  // where the source emits: head_, checked if asked
   Source* source_ = nullptr;
   Sink* sink_ = nullptr;
   std::function<void()> flush_action_;

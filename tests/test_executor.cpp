@@ -590,3 +590,47 @@ TEST_CASE("key_by sends every key to exactly one downstream subtask", "[engine]"
   }
   CHECK(used.size() == 3);
 }
+
+TEST_CASE("with check-rows, a record that breaks its operator's declared type fails naming it",
+          "[engine]") {
+  const Schema numbers = Schema::parse("id BIGINT, value BIGINT");
+  const auto run = [&](bool check, auto fn) {
+    JobGraph graph("checked");
+    DatagenOptions gen;
+    gen.rows = 100;
+    graph.source("numbers", datagen_source(gen)).map("wrong", fn).sink("out", blackhole_sink());
+    RuntimeOptions options;
+    options.flush_interval = 0ms;
+    options.check_rows = check;
+    options.restart_attempts = 2;
+    options.restart_delay = 1ms;
+    return Executor(options).run(graph);
+  };
+  SECTION("a value of another type") {
+    const auto to_text = [](Row row) {
+      row.fields[1] = Value("ten");
+      return row;
+    };
+    const JobResult checked = run(true, to_text);
+    CHECK(checked.status == JobResult::Status::kFailed);
+    CHECK_THAT(checked.error,
+               Catch::Contains("operator 'wrong'") &&
+                   Catch::Contains("emitted +I[0, ten], but column 'value' is BIGINT"));
+    CHECK(checked.attempts_restored.size() == 1);  // a DataError: not restarted
+    CHECK(run(false, to_text).finished());         // unchecked, the blackhole takes anything
+  }
+  SECTION("a row kind its changelog mode does not declare") {
+    const JobResult checked = run(true, [](Row row) {
+      row.kind = RowKind::kDelete;
+      return row;
+    });
+    CHECK_THAT(checked.error, Catch::Contains("but its changelog mode is [+I]"));
+  }
+  SECTION("a missing column") {
+    const JobResult checked = run(true, [](Row row) {
+      row.fields.pop_back();
+      return row;
+    });
+    CHECK_THAT(checked.error, Catch::Contains("but it declares 2 columns"));
+  }
+}
