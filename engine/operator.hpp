@@ -65,8 +65,16 @@ class OperatorContext {
   }
   virtual RawValueState raw_value_state(const std::string& name) = 0;
   virtual RawListState raw_list_state(const std::string& name) = 0;
-  virtual KeyedValueState keyed_value_state(const std::string& name) = 0;
-  virtual KeyedMapState keyed_map_state(const std::string& name) = 0;
+  virtual RawKeyedValueState raw_keyed_value_state(const std::string& name) = 0;
+  virtual RawKeyedMapState raw_keyed_map_state(const std::string& name) = 0;
+  template <typename T = std::string>
+  KeyedValueState<T> keyed_value_state(const std::string& name) {
+    return KeyedValueState<T>(raw_keyed_value_state(name));
+  }
+  template <typename T = std::string>
+  KeyedMapState<T> keyed_map_state(const std::string& name) {
+    return KeyedMapState<T>(raw_keyed_map_state(name));
+  }
   /// The checkpoint this run resumed from, if it resumed.
   virtual std::optional<int64_t> restored_checkpoint() const = 0;
   /// Whether the job takes checkpoints (checkpoint.interval > 0).

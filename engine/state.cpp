@@ -87,42 +87,46 @@ void RawListState::update(const std::vector<std::string>& items) {
 
 void RawListState::clear() { erase(*store_, key_); }
 
-KeyedValueState::KeyedValueState(LazyStateStore& store, std::string name)
+RawKeyedValueState::RawKeyedValueState(LazyStateStore& store, std::string name)
     : store_(&store), prefix_(state_key('k', name)) {}
-std::string KeyedValueState::key_of(std::string_view key) const { return prefix_ + std::string(key); }
-std::optional<std::string> KeyedValueState::get(std::string_view key) const {
+std::string RawKeyedValueState::key_of(std::string_view key) const {
+  return prefix_ + std::string(key);
+}
+std::optional<std::string> RawKeyedValueState::get(std::string_view key) const {
   return read(*store_, key_of(key));
 }
-void KeyedValueState::put(std::string_view key, std::string_view value) {
+void RawKeyedValueState::put(std::string_view key, std::string_view value) {
   store_->for_write().put(key_of(key), value);
 }
-void KeyedValueState::erase(std::string_view key) { sluice::erase(*store_, key_of(key)); }
+void RawKeyedValueState::erase(std::string_view key) { sluice::erase(*store_, key_of(key)); }
 
-KeyedMapState::KeyedMapState(LazyStateStore& store, std::string name)
+RawKeyedMapState::RawKeyedMapState(LazyStateStore& store, std::string name)
     : store_(&store), prefix_(state_key('m', name)) {}
 
 // The key's length goes first, so that one key's prefix is never a prefix of
 // another key's entries.
-std::string KeyedMapState::prefix_of(std::string_view key) const {
+std::string RawKeyedMapState::prefix_of(std::string_view key) const {
   std::string out = prefix_;
   out += encode_values({Value(static_cast<int64_t>(key.size()))});
   out += key;
   return out;
 }
 
-std::optional<std::string> KeyedMapState::get(std::string_view key, std::string_view field) const {
+std::optional<std::string> RawKeyedMapState::get(std::string_view key,
+                                                 std::string_view field) const {
   return read(*store_, prefix_of(key) + std::string(field));
 }
 
-void KeyedMapState::put(std::string_view key, std::string_view field, std::string_view value) {
+void RawKeyedMapState::put(std::string_view key, std::string_view field, std::string_view value) {
   store_->for_write().put(prefix_of(key) + std::string(field), value);
 }
 
-void KeyedMapState::erase(std::string_view key, std::string_view field) {
+void RawKeyedMapState::erase(std::string_view key, std::string_view field) {
   sluice::erase(*store_, prefix_of(key) + std::string(field));
 }
 
-std::vector<std::pair<std::string, std::string>> KeyedMapState::entries(std::string_view key) const {
+std::vector<std::pair<std::string, std::string>> RawKeyedMapState::entries(
+    std::string_view key) const {
   const std::string prefix = prefix_of(key);
   std::vector<std::pair<std::string, std::string>> out;
   if (StateStore* store = store_->for_read()) {

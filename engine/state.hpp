@@ -39,7 +39,7 @@ class LazyStateStore {
 /// and saves at every checkpoint. Get them from the OperatorContext in
 /// open(); after a restore they already hold what the checkpoint saved.
 /// ValueState<T> and ListState<T> keep `T`s through StateCodec<T>; the raw
-/// and keyed ones keep bytes. A handle is used from its operator's thread only.
+/// ones keep bytes. A handle is used from its operator's thread only.
 
 /// How a `T` is kept in state: a column type (see column_type_of) as one
 /// encoded value, a std::string as itself, a std::vector<Value> with
@@ -133,10 +133,10 @@ class ListState {
   RawListState raw_;
 };
 
-/// A value per key (a key is the encoded key columns, see encode_key()).
-class KeyedValueState {
+/// A value per key (a key is the encoded key columns, see encode_key()), as bytes.
+class RawKeyedValueState {
  public:
-  KeyedValueState(LazyStateStore& store, std::string name);
+  RawKeyedValueState(LazyStateStore& store, std::string name);
   std::optional<std::string> get(std::string_view key) const;
   void put(std::string_view key, std::string_view value);
   void erase(std::string_view key);
@@ -147,10 +147,10 @@ class KeyedValueState {
   std::string prefix_;
 };
 
-/// A map per key.
-class KeyedMapState {
+/// A map per key, as bytes.
+class RawKeyedMapState {
  public:
-  KeyedMapState(LazyStateStore& store, std::string name);
+  RawKeyedMapState(LazyStateStore& store, std::string name);
   std::optional<std::string> get(std::string_view key, std::string_view field) const;
   void put(std::string_view key, std::string_view field, std::string_view value);
   void erase(std::string_view key, std::string_view field);
@@ -161,6 +161,50 @@ class KeyedMapState {
   std::string prefix_of(std::string_view key) const;
   LazyStateStore* store_;
   std::string prefix_;
+};
+
+/// A `T` per key (the encoded key columns, see encode_key()).
+template <typename T>
+class KeyedValueState {
+ public:
+  explicit KeyedValueState(RawKeyedValueState raw) : raw_(std::move(raw)) {}
+  std::optional<T> get(std::string_view key) const {
+    const std::optional<std::string> bytes = raw_.get(key);
+    if (!bytes) return std::nullopt;
+    return StateCodec<T>::decode(*bytes);
+  }
+  void put(std::string_view key, const T& value) { raw_.put(key, StateCodec<T>::encode(value)); }
+  void erase(std::string_view key) { raw_.erase(key); }
+
+ private:
+  RawKeyedValueState raw_;
+};
+
+/// A map per key from field names to `T`s.
+template <typename T>
+class KeyedMapState {
+ public:
+  explicit KeyedMapState(RawKeyedMapState raw) : raw_(std::move(raw)) {}
+  std::optional<T> get(std::string_view key, std::string_view field) const {
+    const std::optional<std::string> bytes = raw_.get(key, field);
+    if (!bytes) return std::nullopt;
+    return StateCodec<T>::decode(*bytes);
+  }
+  void put(std::string_view key, std::string_view field, const T& value) {
+    raw_.put(key, field, StateCodec<T>::encode(value));
+  }
+  void erase(std::string_view key, std::string_view field) { raw_.erase(key, field); }
+  /// The key's entries, by field.
+  std::vector<std::pair<std::string, T>> entries(std::string_view key) const {
+    std::vector<std::pair<std::string, T>> out;
+    for (auto& [field, bytes] : raw_.entries(key)) {
+      out.emplace_back(std::move(field), StateCodec<T>::decode(bytes));
+    }
+    return out;
+  }
+
+ private:
+  RawKeyedMapState raw_;
 };
 
 }  // namespace sluice

@@ -143,11 +143,11 @@ class Task::Context final : public SinkContext {
   RawListState raw_list_state(const std::string& name) override {
     return RawListState(store_, name);
   }
-  KeyedValueState keyed_value_state(const std::string& name) override {
-    return KeyedValueState(store_, name);
+  RawKeyedValueState raw_keyed_value_state(const std::string& name) override {
+    return RawKeyedValueState(store_, name);
   }
-  KeyedMapState keyed_map_state(const std::string& name) override {
-    return KeyedMapState(store_, name);
+  RawKeyedMapState raw_keyed_map_state(const std::string& name) override {
+    return RawKeyedMapState(store_, name);
   }
   std::optional<int64_t> restored_checkpoint() const override {
     return task_.checkpointing_.restored;

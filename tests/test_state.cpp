@@ -46,11 +46,11 @@ TEST_CASE("state of every kind survives a snapshot and a restore", "[state]") {
   RawListState xids(store, "xids");
   xids.add("a");
   xids.add("b");
-  KeyedValueState counts(store, "counts");
+  RawKeyedValueState counts(store, "counts");
   counts.put("k1", "1");
   counts.put("k2", "2");
   counts.erase("k2");
-  KeyedMapState items(store, "items");
+  RawKeyedMapState items(store, "items");
   items.put("k", "x", "1");
   items.put("k", "y", "2");
   items.put("kk", "x", "3");  // a key that extends "k" must not leak into k's entries
@@ -62,13 +62,13 @@ TEST_CASE("state of every kind survives a snapshot and a restore", "[state]") {
   auto restored = lazy_store(dir.path() / "work2", dir.path() / "chk-1" / "op-0");
   CHECK(RawValueState(restored, "offset").get() == "42");
   CHECK(RawListState(restored, "xids").get() == std::vector<std::string>{"a", "b"});
-  CHECK(KeyedValueState(restored, "counts").get("k1") == "1");
-  CHECK_FALSE(KeyedValueState(restored, "counts").get("k2"));
+  CHECK(RawKeyedValueState(restored, "counts").get("k1") == "1");
+  CHECK_FALSE(RawKeyedValueState(restored, "counts").get("k2"));
   using Entries = std::vector<std::pair<std::string, std::string>>;
-  CHECK(KeyedMapState(restored, "items").entries("k") == Entries{{"x", "1"}, {"y", "2"}});
-  CHECK(KeyedMapState(restored, "items").get("kk", "x") == "3");
+  CHECK(RawKeyedMapState(restored, "items").entries("k") == Entries{{"x", "1"}, {"y", "2"}});
+  CHECK(RawKeyedMapState(restored, "items").get("kk", "x") == "3");
   // Different kinds of state with the same name do not collide.
-  CHECK_FALSE(KeyedValueState(restored, "offset").get(""));
+  CHECK_FALSE(RawKeyedValueState(restored, "offset").get(""));
 }
 
 TEST_CASE("typed state keeps values, rows and lists through their codecs", "[state]") {
@@ -79,7 +79,14 @@ TEST_CASE("typed state keeps values, rows and lists through their codecs", "[sta
   ValueState<bool> done(RawValueState(store, "done"));
   ValueState<Row> last(RawValueState(store, "last"));
   ListState<std::vector<Value>> pending(RawListState(store, "pending"));
+  KeyedValueState<Decimal> per_key(RawKeyedValueState(store, "per-key"));
+  KeyedMapState<int64_t> fields(RawKeyedMapState(store, "fields"));
   CHECK_FALSE(offset.get());
+  per_key.put("a", Decimal(150, 2));
+  per_key.put("b", Decimal(1, 0));
+  per_key.erase("b");
+  fields.put("a", "x", 1);
+  fields.put("a", "y", 2);
   offset.set(-7);
   total.set(Decimal::parse("12.30", 10, 2));
   done.set(true);
@@ -95,6 +102,11 @@ TEST_CASE("typed state keeps values, rows and lists through their codecs", "[sta
         Decimal::parse("12.30", 10, 2));
   CHECK(ValueState<bool>(RawValueState(restored, "done")).get() == true);
   CHECK(ValueState<Row>(RawValueState(restored, "last")).get() == row);
+  CHECK(KeyedValueState<Decimal>(RawKeyedValueState(restored, "per-key")).get("a") ==
+        Decimal(150, 2));
+  CHECK_FALSE(KeyedValueState<Decimal>(RawKeyedValueState(restored, "per-key")).get("b"));
+  CHECK(KeyedMapState<int64_t>(RawKeyedMapState(restored, "fields")).entries("a") ==
+        std::vector<std::pair<std::string, int64_t>>{{"x", 1}, {"y", 2}});
   CHECK(ListState<std::vector<Value>>(RawListState(restored, "pending")).get() ==
         std::vector<std::vector<Value>>{{Value(1), Value("a")}, {Value(2), Value()}});
   // A value is one encoded Value: what encode_values() wrote before reads back.

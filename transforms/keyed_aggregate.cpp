@@ -38,17 +38,17 @@ class KeyedAggregate final : public Operator {
       : keys_(std::move(keys)), value_(value), sum_type_(sum_type) {}
 
   void open(OperatorContext& context) override {
-    accumulators_.emplace(context.keyed_value_state("accumulator"));
+    // Per key: the count, then the sum.
+    accumulators_.emplace(context.keyed_value_state<std::vector<Value>>("accumulator"));
   }
 
   void process(Row&& row, Collector& out) override {
     const std::string key = encode_key(row, keys_);
     int64_t count = 0;
     Value sum = zero_of(sum_type_);
-    if (const auto saved = accumulators_->get(key)) {
-      auto values = decode_values(*saved);
-      count = values.at(0).as_bigint();
-      sum = std::move(values.at(1));
+    if (auto saved = accumulators_->get(key)) {
+      count = saved->at(0).as_bigint();
+      sum = std::move(saved->at(1));
     }
     const bool adds = row.kind == RowKind::kInsert || row.kind == RowKind::kUpdateAfter;
     const int sign = adds ? 1 : -1;
@@ -62,7 +62,7 @@ class KeyedAggregate final : public Operator {
       out.emit(result(RowKind::kDelete, row, count, sum));
       return;
     }
-    accumulators_->put(key, encode_values({Value(new_count), new_sum}));
+    accumulators_->put(key, {Value(new_count), new_sum});
     if (count == 0) {
       out.emit(result(RowKind::kInsert, row, new_count, new_sum));
     } else {
@@ -84,7 +84,7 @@ class KeyedAggregate final : public Operator {
   const std::vector<size_t> keys_;
   const size_t value_;
   const DataType sum_type_;
-  std::optional<KeyedValueState> accumulators_;
+  std::optional<KeyedValueState<std::vector<Value>>> accumulators_;
 };
 
 }  // namespace
