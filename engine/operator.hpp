@@ -67,9 +67,14 @@ class OperatorContext {
   virtual RawListState raw_list_state(const std::string& name) = 0;
   virtual RawKeyedValueState raw_keyed_value_state(const std::string& name) = 0;
   virtual RawKeyedMapState raw_keyed_map_state(const std::string& name) = 0;
+  /// The encoded key of the record being processed (see encode_key()), which
+  /// the engine sets when the operator's input is partitioned with key_by;
+  /// null otherwise.
+  virtual const std::string* current_key() const = 0;
+  /// Keyed by the key of each record when the input comes through key_by.
   template <typename T = std::string>
   KeyedValueState<T> keyed_value_state(const std::string& name) {
-    return KeyedValueState<T>(raw_keyed_value_state(name));
+    return KeyedValueState<T>(raw_keyed_value_state(name), current_key());
   }
   template <typename T = std::string>
   KeyedMapState<T> keyed_map_state(const std::string& name) {

@@ -42,6 +42,11 @@ Row StateCodec<Row>::decode(std::string_view bytes) {
   return Row(kind, std::move(values));
 }
 
+void throw_no_current_key() {
+  throw ConfigError(
+      "keyed state used without a key: the operator's input must be partitioned with key_by");
+}
+
 LazyStateStore::LazyStateStore(bool saved, Opener opener)
     : saved_(saved), opener_(std::move(opener)) {}
 

@@ -163,11 +163,20 @@ class RawKeyedMapState {
   std::string prefix_;
 };
 
-/// A `T` per key (the encoded key columns, see encode_key()).
+/// Throws the error of keyed state used where no record set a key.
+[[noreturn]] void throw_no_current_key();
+
+/// A `T` per key (the encoded key columns, see encode_key()). In an
+/// operator whose input is partitioned with key_by, get(), put() and erase()
+/// without a key act on the key of the record being processed, as Flink's
+/// keyed state does.
 template <typename T>
 class KeyedValueState {
  public:
-  explicit KeyedValueState(RawKeyedValueState raw) : raw_(std::move(raw)) {}
+  /// `current_key`: the key of the record being processed; null when the
+  /// operator's input is not keyed.
+  explicit KeyedValueState(RawKeyedValueState raw, const std::string* current_key = nullptr)
+      : raw_(std::move(raw)), current_key_(current_key) {}
   std::optional<T> get(std::string_view key) const {
     const std::optional<std::string> bytes = raw_.get(key);
     if (!bytes) return std::nullopt;
@@ -176,8 +185,17 @@ class KeyedValueState {
   void put(std::string_view key, const T& value) { raw_.put(key, StateCodec<T>::encode(value)); }
   void erase(std::string_view key) { raw_.erase(key); }
 
+  std::optional<T> get() const { return get(current_key()); }
+  void put(const T& value) { put(current_key(), value); }
+  void erase() { erase(current_key()); }
+
  private:
+  const std::string& current_key() const {
+    if (current_key_ == nullptr) throw_no_current_key();
+    return *current_key_;
+  }
   RawKeyedValueState raw_;
+  const std::string* current_key_;
 };
 
 /// A map per key from field names to `T`s.

@@ -80,24 +80,42 @@ class CheckedOutput final : public Collector {
   Collector& next_;
 };
 
-// Feeds one transform of the chain.
+// Sets an operator's current key (for its keyed state) from each record.
+class KeyTaker {
+ public:
+  virtual ~KeyTaker() = default;
+  virtual void take_key(const Row& row) = 0;
+};
+
+// Feeds one transform of the chain. With `keys` (its input is keyed), the
+// records go one by one, each after setting the operator's current key.
 class OperatorLink final : public Collector {
  public:
-  OperatorLink(Operator& op, Collector& next, OperatorMetrics& metrics)
-      : op_(op), next_(next), metrics_(metrics) {}
+  OperatorLink(Operator& op, Collector& next, OperatorMetrics& metrics, KeyTaker* keys)
+      : op_(op), next_(next), metrics_(metrics), keys_(keys) {}
   void emit(Row&& row) override {
     metrics_.records_in.add(1);
+    if (keys_) keys_->take_key(row);
     guarded(metrics_.name, [&] { op_.process(std::move(row), next_); });
   }
   void emit_batch(RowBatch& rows) override {
     metrics_.records_in.add(rows.size());
-    guarded(metrics_.name, [&] { op_.process_batch(rows, next_); });
+    if (!keys_) {
+      guarded(metrics_.name, [&] { op_.process_batch(rows, next_); });
+      return;
+    }
+    for (Row& row : rows) {
+      keys_->take_key(row);
+      guarded(metrics_.name, [&] { op_.process(std::move(row), next_); });
+    }
+    rows.clear();
   }
 
  private:
   Operator& op_;
   Collector& next_;
   OperatorMetrics& metrics_;
+  KeyTaker* keys_;
 };
 
 // Feeds the sink at the end of the chain.
@@ -120,7 +138,7 @@ class SinkLink final : public Collector {
 
 }  // namespace
 
-class Task::Context final : public SinkContext {
+class Task::Context final : public SinkContext, public KeyTaker {
  public:
   Context(Task& task, SubtaskInfo info) : task_(task), info_(std::move(info)) {}
 
@@ -153,6 +171,13 @@ class Task::Context final : public SinkContext {
     return task_.checkpointing_.restored;
   }
   bool checkpoints_enabled() const override { return task_.checkpointing_.coordinator != nullptr; }
+  const std::string* current_key() const override { return key_ ? &current_key_ : nullptr; }
+
+  /// Makes the operator's keyed state follow the key columns `key` of each
+  /// record, taken by take_key() before the operator sees it.
+  void key_by(std::vector<size_t> key) { key_ = std::move(key); }
+  void take_key(const Row& row) override { current_key_ = encode_key(row, *key_); }
+  bool keyed() const { return key_.has_value(); }
 
   /// The store a checkpoint saves: the one the operator used, or the restored
   /// state it never touched (opened now, so that it is carried forward rather
@@ -170,6 +195,8 @@ class Task::Context final : public SinkContext {
 
   Task& task_;
   SubtaskInfo info_;
+  std::optional<std::vector<size_t>> key_;  // the input's key_by columns
+  std::string current_key_;
   LazyStateStore store_{saved_state().has_value(), [this] {
                           return StateStore::open(task_.checkpointing_.storage->work_dir(
                                                       info_.operator_name, info_.index),
@@ -258,6 +285,14 @@ void Task::open_chain() {
              std::make_unique<Context>(
                  *this, SubtaskInfo{graph_.name(), node.name, subtask_, parallelism_})};
     const SubtaskInfo& info = m.context->subtask();
+    // An input partitioned with key_by keys the operator's keyed state.
+    if (node.kind == NodeKind::kOperator && node.inputs.size() == 1 &&
+        node.inputs[0].partitioning == Partitioning::kHash) {
+      const Schema& input = graph_.nodes()[node.inputs[0].from].output.schema;
+      std::vector<size_t> key;
+      for (const auto& column : node.inputs[0].key_columns) key.push_back(input.require(column));
+      m.context->key_by(std::move(key));
+    }
     guarded(node.name, [&] {
       switch (node.kind) {
         case NodeKind::kSource:
@@ -296,7 +331,8 @@ void Task::open_chain() {
   for (auto m = chain_.rbegin(); m != chain_.rend(); ++m) {
     if (!m->op) continue;
     m->next = output_of(*m, next);
-    links_.push_back(std::make_unique<OperatorLink>(*m->op, *m->next, *m->metrics));
+    links_.push_back(std::make_unique<OperatorLink>(
+        *m->op, *m->next, *m->metrics, m->context->keyed() ? m->context.get() : nullptr));
     next = links_.back().get();
   }
   head_ = next;

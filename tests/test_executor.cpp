@@ -634,3 +634,61 @@ TEST_CASE("with check-rows, a record that breaks its operator's declared type fa
     CHECK_THAT(checked.error, Catch::Contains("but it declares 2 columns"));
   }
 }
+
+namespace {
+
+// Counts the records of each key in keyed state, without naming the key:
+// the engine scopes the state to the key of the record it processes.
+class CountPerKey final : public Operator {
+ public:
+  void open(OperatorContext& context) override {
+    counts_.emplace(context.keyed_value_state<int64_t>("count"));
+  }
+  void process(Row&& row, Collector& out) override {
+    const int64_t count = counts_->get().value_or(0) + 1;
+    counts_->put(count);
+    out.emit(Row(RowKind::kInsert, {row.fields[0], count}));
+  }
+
+ private:
+  std::optional<KeyedValueState<int64_t>> counts_;
+};
+
+}  // namespace
+
+TEST_CASE("keyed state follows the key of each record after key_by", "[engine]") {
+  DatagenOptions gen;
+  gen.rows = 3000;
+  const Schema counted = Schema::parse("key BIGINT, count BIGINT");
+  const auto run = [&](bool keyed) {
+    JobGraph graph("per-key");
+    Stream numbers = graph.source("numbers", datagen_source(gen)).map("bucket", [](Row row) {
+      row.fields[0] = row.fields[0].as_bigint() % 3;
+      return row;
+    });
+    if (keyed) numbers = numbers.key_by({"id"});
+    auto collected = std::make_shared<CollectedRows>();
+    numbers
+        .transform(
+            "count", [](const SubtaskInfo&) { return std::make_unique<CountPerKey>(); },
+            StreamType{counted, ChangelogMode::insert_only()})
+        .parallelism(2)
+        .sink("collect", collect_sink(collected));
+    RuntimeOptions options;
+    options.flush_interval = 0ms;
+    JobResult result = Executor(options).run(graph);
+    return std::make_pair(std::move(result), collected->rows());
+  };
+  const auto [result, rows] = run(true);
+  REQUIRE(result.finished());
+  std::map<int64_t, int64_t> last;  // per key, the highest count seen
+  for (const Row& row : rows) {
+    last[row.fields[0].as_bigint()] =
+        std::max(last[row.fields[0].as_bigint()], row.fields[1].as_bigint());
+  }
+  CHECK(last == std::map<int64_t, int64_t>{{0, 1000}, {1, 1000}, {2, 1000}});
+  const auto [unkeyed, ignored] = run(false);
+  CHECK(unkeyed.status == JobResult::Status::kFailed);
+  CHECK_THAT(unkeyed.error, Catch::Contains("operator 'count'") &&
+                                Catch::Contains("must be partitioned with key_by"));
+}

@@ -1,7 +1,6 @@
 #include "transforms/keyed_aggregate.hpp"
 
 #include "engine/error.hpp"
-#include "engine/value_codec.hpp"
 
 namespace sluice {
 namespace {
@@ -42,11 +41,11 @@ class KeyedAggregate final : public Operator {
     accumulators_.emplace(context.keyed_value_state<std::vector<Value>>("accumulator"));
   }
 
+  // The input comes through key_by: the state is that of the row's key.
   void process(Row&& row, Collector& out) override {
-    const std::string key = encode_key(row, keys_);
     int64_t count = 0;
     Value sum = zero_of(sum_type_);
-    if (auto saved = accumulators_->get(key)) {
+    if (auto saved = accumulators_->get()) {
       count = saved->at(0).as_bigint();
       sum = std::move(saved->at(1));
     }
@@ -58,11 +57,11 @@ class KeyedAggregate final : public Operator {
       throw DataError("retraction " + row.to_string() + " of a key that has no rows");
     }
     if (new_count == 0) {
-      accumulators_->erase(key);
+      accumulators_->erase();
       out.emit(result(RowKind::kDelete, row, count, sum));
       return;
     }
-    accumulators_->put(key, {Value(new_count), new_sum});
+    accumulators_->put({Value(new_count), new_sum});
     if (count == 0) {
       out.emit(result(RowKind::kInsert, row, new_count, new_sum));
     } else {
