@@ -56,12 +56,25 @@ std::unique_ptr<SinkConnection> XaCommitter::idle_connection() {
 SinkConnection& XaCommitter::open() {
   if (open_) return *open_->connection;
   std::unique_ptr<SinkConnection> connection = idle_connection();
-  delete_old_markers(*connection);
-  connection->execute(prepared_.empty() ? "SET SESSION innodb_lock_wait_timeout = DEFAULT"
-                                        : "SET SESSION innodb_lock_wait_timeout = 1");
   const Xid xid = xids_.next(last_checkpoint_);
-  connection->xa("START", xid);
-  connection->insert_marker(xid);
+  const auto begin = [&] {
+    delete_old_markers(*connection);
+    connection->execute(prepared_.empty() ? "SET SESSION innodb_lock_wait_timeout = DEFAULT"
+                                          : "SET SESSION innodb_lock_wait_timeout = 1");
+    connection->xa("START", xid);
+    connection->insert_marker(xid);
+  };
+  try {
+    begin();
+  } catch (const MySqlError& e) {
+    // An idle connection may have been lost meanwhile (a server restart):
+    // nothing was written yet, so a new one starts afresh, once.
+    if (!e.retriable()) throw;
+    spdlog::info("mysql sink {}: {}; starting the transaction on a new connection", target_,
+                 e.what());
+    connection = connect_();
+    begin();
+  }
   open_ = Transaction{
       .xid = xid, .session = connection->session(), .connection = std::move(connection)};
   return *open_->connection;

@@ -312,6 +312,19 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("a transaction begins on a new connection when the idle one was lost", "[sink-parts]") {
+  FakeServer server;
+  CommitterFixture f(server);
+  f.committer.recover({}, server.connect());  // c1, idle
+  server.kill(1);                             // say, the server restarted
+  write_rows(f.committer, {3});
+  f.committer.prepare(1);
+  f.committer.commit_up_to(1);
+  CHECK(contents(server.table) == std::vector<std::string>{"3=3"});
+  CHECK(server.calls("XA START").size() == 1);
+  CHECK(server.calls("XA START")[0].starts_with("c2 "));
+}
+
 TEST_CASE("a transaction whose connection died after the prepare commits from another",
           "[sink-parts]") {
   FakeServer server;
