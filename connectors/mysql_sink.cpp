@@ -230,6 +230,7 @@ class MySqlSink final : public Sink {
       return rows.size();
     }
     const std::vector<UpsertBuffer::Run> runs = changes_.runs(resolve_held);
+    if (runs.empty()) return 0;  // only a -U, held for its +U
     writer_->in_transaction(connection_, connect_, retry_, target_,
                             [&](SinkConnection& c) { writer_->write(c, runs); });
     changes_.clear();
