@@ -1,6 +1,7 @@
 #include "engine/state.hpp"
 
 #include "engine/error.hpp"
+#include "engine/lazy_state_store.hpp"
 #include "engine/state_store.hpp"
 #include "engine/value_codec.hpp"
 

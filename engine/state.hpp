@@ -1,7 +1,5 @@
 #pragma once
 
-#include <functional>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,28 +10,7 @@
 
 namespace sluice {
 
-class StateStore;
-
-/// An operator subtask's state store, opened when first needed: an operator
-/// that never writes state and has none to restore never opens RocksDB.
-class LazyStateStore {
- public:
-  using Opener = std::function<std::unique_ptr<StateStore>()>;
-  /// `saved`: whether there is restored state to open.
-  LazyStateStore(bool saved, Opener opener);
-  ~LazyStateStore();
-
-  /// The store, or null when nothing was restored or written yet.
-  StateStore* for_read();
-  StateStore& for_write();
-  /// The store if it is open, without opening it.
-  StateStore* if_open() const { return store_.get(); }
-
- private:
-  bool saved_;
-  Opener opener_;
-  std::unique_ptr<StateStore> store_;
-};
+class LazyStateStore;
 
 /// Handles on an operator subtask's state, which the engine keeps in RocksDB
 /// and saves at every checkpoint. Get them from the OperatorContext in

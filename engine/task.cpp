@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "engine/error.hpp"
+#include "engine/lazy_state_store.hpp"
 #include "engine/state_store.hpp"
 
 namespace sluice {

@@ -9,6 +9,7 @@
 #include "connectors/mysql_xa.hpp"
 #include "engine/checkpoint_storage.hpp"
 #include "engine/executor.hpp"
+#include "engine/lazy_state_store.hpp"
 #include "engine/state.hpp"
 #include "engine/state_store.hpp"
 #include "engine/value_codec.hpp"

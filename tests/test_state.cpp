@@ -5,6 +5,7 @@
 
 #include "engine/checkpoint_storage.hpp"
 #include "engine/error.hpp"
+#include "engine/lazy_state_store.hpp"
 #include "engine/state.hpp"
 #include "engine/state_store.hpp"
 #include "engine/value_codec.hpp"
