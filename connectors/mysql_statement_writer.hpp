@@ -100,9 +100,6 @@ class StatementWriter {
     });
   }
 
-  const BulkSql& upsert_statement() const { return upsert_; }
-  const BulkSql& delete_statement() const { return delete_; }
-
  private:
   uint64_t execute_chunked(SinkConnection& connection, const BulkSql& statement,
                            const std::vector<const Row*>& rows);
