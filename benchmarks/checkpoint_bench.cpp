@@ -18,13 +18,11 @@ BenchSample aggregate_run(uint64_t rows, std::chrono::milliseconds interval) {
   DatagenOptions gen;  // id BIGINT, value BIGINT; inserts only
   gen.rows = rows;
   JobGraph graph("checkpoint-bench");
-  Stream bucketed = graph.source("datagen", datagen_source(gen))
-                        .map("bucket",
-                             [](Row&& row) {
-                               row.fields[0] = row.fields[0].as_bigint() % kKeys;
-                               return std::move(row);
-                             })
-                        .filter("keep", [](const Row& row) { return row.fields[1].as_bigint() % 8 != 0; });
+  Stream generated = graph.source("datagen", datagen_source(gen));
+  const auto id = generated.column<int64_t>("id");
+  const auto value = generated.column<int64_t>("value");
+  Stream bucketed = generated.map("bucket", [id](RowRef row) { row[id] %= kKeys; })
+                        .filter("keep", [value](RowRef row) { return row[value] % 8 != 0; });
   keyed_aggregate(bucketed, "sum", {"id"}, "value").sink("blackhole", blackhole_sink());
   RuntimeOptions options;
   options.flush_interval = std::chrono::milliseconds(0);

@@ -8,6 +8,7 @@ namespace {
 class BlackholeSink final : public Sink {
  public:
   void write(Row&& row) override { (void)row; }
+  void write_batch(Batch& rows) override { rows.clear(); }
 };
 
 class PrintSink final : public Sink {

@@ -11,8 +11,10 @@ namespace sluice {
 namespace {
 
 // Changes generated per poll: few enough that the task serves its mailbox
-// often, enough that polling costs little.
-constexpr int kChangesPerPoll = 32;
+// often (a poll takes a few microseconds), enough that the batches handed
+// along the chain are full. A paced source goes in smaller steps.
+constexpr uint32_t kChangesPerPoll = 256;
+constexpr uint32_t kPacedChangesPerPoll = 32;
 
 uint64_t splitmix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
@@ -32,32 +34,33 @@ constexpr int64_t kBaseTimeMicros = 1'767'225'600'000'000;
 class DatagenSource final : public Source {
  public:
   DatagenSource(const DatagenOptions& options, int subtask, int parallelism)
-      : generator_(options, subtask, parallelism) {}
+      : generator_(options, subtask, parallelism),
+        changes_per_poll_(options.rate > 0 ? kPacedChangesPerPoll : kChangesPerPoll) {}
 
   void open(OperatorContext& context) override {
     position_state_.emplace(context.value_state<int64_t>("position"));
     if (const auto saved = position_state_->get()) {
       const auto position = static_cast<uint64_t>(*saved);
-      Row rows[2];
-      while (emitted_ < position && generator_.next(rows) > 0) ++emitted_;
+      ChangeGenerator::Change changes[2];
+      while (emitted_ < position && generator_.next_changes(changes) > 0) ++emitted_;
     }
   }
 
   PollResult poll_next(Collector& out) override {
-    Row rows[2];
-    for (int i = 0; i < kChangesPerPoll; ++i) {
-      const int n = generator_.next(rows);
-      if (n == 0) return PollResult::kEndOfInput;
-      ++emitted_;
-      for (int r = 0; r < n; ++r) out.emit(std::move(rows[r]));
-    }
-    return PollResult::kMoreAvailable;
+    // Generated first, then written into the batch's columns at once.
+    ChangeGenerator::Change changes[2 * kChangesPerPoll];
+    uint32_t generated = 0;
+    const uint32_t rows = generator_.next_changes(changes, changes_per_poll_, generated);
+    emitted_ += generated;
+    generator_.append(changes, rows, out.batch());
+    return generated < changes_per_poll_ ? PollResult::kEndOfInput : PollResult::kMoreAvailable;
   }
 
   void snapshot_state(int64_t) override { position_state_->set(static_cast<int64_t>(emitted_)); }
 
  private:
   ChangeGenerator generator_;
+  const uint32_t changes_per_poll_;
   std::optional<ValueState<int64_t>> position_state_;
   uint64_t emitted_ = 0;
 };
@@ -192,7 +195,9 @@ uint64_t ChangeGenerator::key_of(uint64_t local_key) const {
 
 ChangeGenerator::Op ChangeGenerator::pick_op() {
   const uint64_t total = options_.insert_weight + options_.update_weight + options_.delete_weight;
-  const uint64_t r = random() % total;
+  // An insert-only mix draws too, so that the draws after it stay the same.
+  const uint64_t draw = random();
+  const uint64_t r = total == options_.insert_weight ? 0 : draw % total;
   Op op = r < options_.insert_weight                          ? Op::kInsert
           : r < options_.insert_weight + options_.update_weight ? Op::kUpdate
                                                                 : Op::kDelete;
@@ -246,83 +251,161 @@ void ChangeGenerator::set_present(uint64_t k, bool present) {
   to.push_back(k);
 }
 
-int ChangeGenerator::next(Row out[2]) {
+uint64_t ChangeGenerator::field_hash(const Change& change, size_t column) const {
+  return splitmix64(options_.seed ^ (key_of(change.local_key) * 0x9e3779b97f4a7c15ULL) ^
+                    (uint64_t{change.version} << 40) ^ (column << 56));
+}
+
+// The value of a non-key field of type `T`, from its hash and its row's version.
+template <typename T>
+T field_value(const DataType& type, uint64_t h, uint32_t version) {
+  if constexpr (std::is_same_v<T, int64_t>) {
+    return static_cast<int64_t>(h % 1000);
+  } else if constexpr (std::is_same_v<T, double>) {
+    return static_cast<double>(h % 1'000'000) / 100.0;
+  } else if constexpr (std::is_same_v<T, Decimal>) {
+    // Up to 999999 units of the last digit, within the type's precision.
+    const int digits = std::min<int>(type.precision, 6);
+    const auto bound = static_cast<uint64_t>(std::pow(10, digits));
+    return Decimal(static_cast<__int128>(h % bound), type.scale);
+  } else if constexpr (std::is_same_v<T, std::string_view>) {
+    return kWords[h % std::size(kWords)];
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return h % 2 == 0;
+  } else {
+    return Timestamp{kBaseTimeMicros + static_cast<int64_t>(version) * 1'000'000 +
+                     static_cast<int64_t>(h % 1000) * 1000};
+  }
+}
+
+// Calls `f(T{})` with the C++ type of a `type` field (STRING: std::string_view).
+template <typename F>
+void with_field_type(TypeId type, F&& f) {
+  switch (type) {
+    case TypeId::kBigint:
+      return f(int64_t{});
+    case TypeId::kDouble:
+      return f(double{});
+    case TypeId::kDecimal:
+      return f(Decimal{});
+    case TypeId::kString:
+      return f(std::string_view{});
+    case TypeId::kBoolean:
+      return f(bool{});
+    case TypeId::kTimestamp:
+      return f(Timestamp{});
+  }
+}
+
+int ChangeGenerator::next_changes(Change* __restrict out) {
   if (remaining_ == 0) return 0;
   --remaining_;
   switch (pick_op()) {
     case Op::kInsert: {
       if (local_keys_ == 0) {
-        out[0] = make_row(RowKind::kInsert, next_new_key_++, 1);
+        out[0] = {RowKind::kInsert, next_new_key_++, 1};
         return 1;
       }
       const uint64_t k = absent_[random() % absent_.size()];
       set_present(k, true);
-      out[0] = make_row(RowKind::kInsert, k, ++version_[k]);
+      out[0] = {RowKind::kInsert, k, ++version_[k]};
       return 1;
     }
     case Op::kUpdate: {
       const uint64_t k = pick_present();
-      out[0] = make_row(RowKind::kUpdateBefore, k, version_[k]);
-      out[1] = make_row(RowKind::kUpdateAfter, k, ++version_[k]);
+      out[0] = {RowKind::kUpdateBefore, k, version_[k]};
+      out[1] = {RowKind::kUpdateAfter, k, ++version_[k]};
       return 2;
     }
     case Op::kDelete: {
       const uint64_t k = pick_present();
       set_present(k, false);
-      out[0] = make_row(RowKind::kDelete, k, version_[k]);
+      out[0] = {RowKind::kDelete, k, version_[k]};
       return 1;
     }
   }
   return 0;
 }
 
-Row ChangeGenerator::make_row(RowKind kind, uint64_t local_key, uint32_t version) const {
+uint32_t ChangeGenerator::next_changes(Change* out, uint32_t max_changes, uint32_t& changes) {
+  const bool inserts_only = options_.update_weight == 0 && options_.delete_weight == 0;
+  if (inserts_only && local_keys_ == 0) {
+    // Every change a new key: nothing to pick, and no member to update per
+    // change. Each would draw once (see pick_op()): the state moves on as much.
+    changes = static_cast<uint32_t>(std::min<uint64_t>(max_changes, remaining_));
+    for (uint32_t i = 0; i < changes; ++i) out[i] = {RowKind::kInsert, next_new_key_ + i, 1};
+    next_new_key_ += changes;
+    remaining_ -= changes;
+    state_ += changes;
+    return changes;
+  }
+  uint32_t rows = 0;
+  int n = 0;
+  for (changes = 0; changes < max_changes && (n = next_changes(out + rows)) > 0; ++changes) {
+    rows += static_cast<uint32_t>(n);
+  }
+  return rows;
+}
+
+int ChangeGenerator::next(Row out[2]) {
+  Change changes[2];
+  const int n = next_changes(changes);
+  for (int i = 0; i < n; ++i) out[i] = make_row(changes[i]);
+  return n;
+}
+
+void ChangeGenerator::append(const Change* changes, uint32_t n, Batch& out) const {
+  // Column by column: each a plain loop over the rows.
+  const uint32_t first = out.add_rows(n);
+  for (uint32_t i = 0; i < n; ++i) out.set_kind(first + i, changes[i].kind);
   const Schema& schema = options_.schema;
-  const uint64_t key = key_of(local_key);
+  for (size_t c = 0; c < schema.size(); ++c) {
+    ColumnVector& column = out.column(c);
+    if (c == key_column_) {
+      int64_t* keys = column.values<int64_t>().data() + first;
+      for (uint32_t i = 0; i < n; ++i) keys[i] = static_cast<int64_t>(key_of(changes[i].local_key));
+      continue;
+    }
+    const DataType& type = schema.column(c).type;
+    with_field_type(type.id, [&](auto tag) {
+      using T = decltype(tag);
+      for (uint32_t i = 0; i < n; ++i) {
+        const T value = field_value<T>(type, field_hash(changes[i], c), changes[i].version);
+        if constexpr (std::is_same_v<T, std::string_view>) {
+          column.set_string(first + i, value);
+        } else if constexpr (std::is_same_v<T, bool>) {
+          column.values<BoolSlot>()[first + i].value = value;
+        } else {
+          column.values<T>()[first + i] = value;
+        }
+      }
+    });
+  }
+}
+
+Row ChangeGenerator::make_row(const Change& change) const {
+  const Schema& schema = options_.schema;
   Row row;
-  row.kind = kind;
+  row.kind = change.kind;
   row.fields.reserve(schema.size());
   for (size_t c = 0; c < schema.size(); ++c) {
     if (c == key_column_) {
-      row.fields.emplace_back(static_cast<int64_t>(key));
+      row.fields.emplace_back(static_cast<int64_t>(key_of(change.local_key)));
       continue;
     }
-    const uint64_t h = splitmix64(options_.seed ^ (key * 0x9e3779b97f4a7c15ULL) ^
-                                  (uint64_t{version} << 40) ^ (c << 56));
     const DataType& type = schema.column(c).type;
-    switch (type.id) {
-      case TypeId::kBigint:
-        row.fields.emplace_back(static_cast<int64_t>(h % 1000));
-        break;
-      case TypeId::kDouble:
-        row.fields.emplace_back(static_cast<double>(h % 1'000'000) / 100.0);
-        break;
-      case TypeId::kDecimal: {
-        // Up to 999999 units of the last digit, within the type's precision.
-        const int digits = std::min<int>(type.precision, 6);
-        const auto bound = static_cast<uint64_t>(std::pow(10, digits));
-        row.fields.emplace_back(Decimal(static_cast<__int128>(h % bound), type.scale));
-        break;
-      }
-      case TypeId::kString:
-        row.fields.emplace_back(kWords[h % std::size(kWords)]);
-        break;
-      case TypeId::kBoolean:
-        row.fields.push_back(Value::boolean(h % 2 == 0));
-        break;
-      case TypeId::kTimestamp:
-        row.fields.emplace_back(
-            Timestamp{kBaseTimeMicros + static_cast<int64_t>(version) * 1'000'000 +
-                      static_cast<int64_t>(h % 1000) * 1000});
-        break;
-    }
+    with_field_type(type.id, [&](auto tag) {
+      using T = decltype(tag);
+      const T value = field_value<T>(type, field_hash(change, c), change.version);
+      row.fields.push_back(Value::of(value));
+    });
   }
   return row;
 }
 
 std::vector<Row> ChangeGenerator::current_rows() const {
   std::vector<Row> rows;
-  for (uint64_t k : present_) rows.push_back(make_row(RowKind::kInsert, k, version_[k]));
+  for (uint64_t k : present_) rows.push_back(make_row({RowKind::kInsert, k, version_[k]}));
   std::sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
     return a.fields[key_column_].as_bigint() < b.fields[key_column_].as_bigint();
   });

@@ -49,9 +49,24 @@ class ChangeGenerator {
  public:
   ChangeGenerator(const DatagenOptions& options, int subtask, int parallelism);
 
-  /// Writes the next change into `out` (one row, or -U and +U for an update)
-  /// and returns how many rows it wrote; 0 when this subtask is done.
+  /// One row of a change: which key, and which version of its values.
+  struct Change {
+    RowKind kind = RowKind::kInsert;
+    uint64_t local_key = 0;
+    uint32_t version = 0;
+  };
+  /// Generates the next change (one row, or -U and +U for an update) and
+  /// returns how many rows it has; 0 when this subtask is done. The rows'
+  /// values follow from each Change.
+  int next_changes(Change* __restrict out);
+  /// Up to `max_changes` changes into `out` (room for twice as many rows);
+  /// sets `changes` to how many and returns how many rows they have. Fewer
+  /// than `max_changes` when this subtask is done.
+  uint32_t next_changes(Change* out, uint32_t max_changes, uint32_t& changes);
+  /// The same, as Rows in `out`.
   int next(Row out[2]);
+  /// Appends the rows of `changes[0..n)` to `out`'s columns.
+  void append(const Change* changes, uint32_t n, Batch& out) const;
 
   /// The rows the table holds after the changes generated so far, by key.
   std::vector<Row> current_rows() const;
@@ -60,7 +75,9 @@ class ChangeGenerator {
   enum class Op { kInsert, kUpdate, kDelete };
   Op pick_op();
   uint64_t pick_present();
-  Row make_row(RowKind kind, uint64_t local_key, uint32_t version) const;
+  Row make_row(const Change& change) const;
+  /// What a non-key field's value is made from.
+  uint64_t field_hash(const Change& change, size_t column) const;
   uint64_t key_of(uint64_t local_key) const;
   bool is_present(uint64_t local_key) const;
   void set_present(uint64_t local_key, bool present);

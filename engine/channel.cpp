@@ -4,8 +4,9 @@ namespace sluice {
 
 // Besides the `capacity` queued batches, one may be in the producer's hands
 // and one in the consumer's: that many can come back for reuse.
-Channel::Channel(size_t capacity, Notifier& consumer, Notifier& producer)
+Channel::Channel(size_t capacity, Notifier& consumer, Notifier& producer, const Schema& schema)
     : capacity_(capacity),
+      schema_(schema),
       consumer_(consumer),
       producer_(producer),
       queue_(capacity),
@@ -20,7 +21,7 @@ Channel::~Channel() {
 std::unique_ptr<Batch> Channel::acquire() {
   Batch* batch;
   if (free_.pop(batch)) return std::unique_ptr<Batch>(batch);
-  return std::make_unique<Batch>();
+  return std::make_unique<Batch>(schema_);
 }
 
 bool Channel::try_push(std::unique_ptr<Batch>& batch) {

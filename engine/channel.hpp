@@ -12,11 +12,12 @@ namespace sluice {
 /// subtasks. It never blocks: try_push() fails when the channel is full and
 /// the producer decides how to wait (see RecordWriter). Every push wakes the
 /// consumer's notifier, every pop the producer's. Consumed batches travel
-/// back through a second queue so their row vectors are reused.
+/// back through a second queue so their columns are reused.
 class Channel {
  public:
-  /// `capacity` batches; `consumer` and `producer` are the two tasks' notifiers.
-  Channel(size_t capacity, Notifier& consumer, Notifier& producer);
+  /// `capacity` batches of `schema`'s columns; `consumer` and `producer` are
+  /// the two tasks' notifiers. `schema` must outlive the channel.
+  Channel(size_t capacity, Notifier& consumer, Notifier& producer, const Schema& schema);
   ~Channel();
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
@@ -39,6 +40,7 @@ class Channel {
 
  private:
   const size_t capacity_;
+  const Schema& schema_;
   Notifier& consumer_;
   Notifier& producer_;
   boost::lockfree::spsc_queue<Batch*> queue_;

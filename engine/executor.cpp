@@ -136,21 +136,23 @@ void Executor::Attempt::build(const JobGraph& graph, const PhysicalPlan& plan,
       chain_tasks[c].push_back(tasks.back().get());
     }
   }
-  const auto connect = [&](Task* from, Task* to) {
-    channels.push_back(
-        std::make_unique<Channel>(options.channel_capacity, to->notifier(), from->notifier()));
+  const auto connect = [&](Task* from, Task* to, const Schema& schema) {
+    channels.push_back(std::make_unique<Channel>(options.channel_capacity, to->notifier(),
+                                                 from->notifier(), schema));
     to->add_input(channels.back().get());
     return channels.back().get();
   };
   for (const PlanEdge& edge : plan.edges) {
     const auto& producers = chain_tasks[edge.from_chain];
     const auto& consumers = chain_tasks[edge.to_chain];
+    const Schema& schema = graph.nodes()[plan.chains[edge.from_chain].nodes.back()].output.schema;
     for (size_t p = 0; p < producers.size(); ++p) {
       RecordWriter::Output output{edge.partitioning, edge.key_indexes, {}};
       if (edge.partitioning == Partitioning::kForward) {
-        output.channels.push_back(connect(producers[p], consumers[p]));
+        output.channels.push_back(connect(producers[p], consumers[p], schema));
       } else {
-        for (Task* consumer : consumers) output.channels.push_back(connect(producers[p], consumer));
+        for (Task* consumer : consumers)
+          output.channels.push_back(connect(producers[p], consumer, schema));
       }
       producers[p]->add_output(std::move(output));
     }

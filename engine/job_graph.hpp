@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -80,14 +81,42 @@ class SinkHandle;
 
 namespace detail {
 
+// Whether a user's function takes a RowRef (works on the batch in place)
+// rather than a Row (gets a copy of each record).
+template <typename F, typename... Rest>
+constexpr bool kTakesRowRef = std::is_invocable_v<F&, RowRef, Rest...>;
+
 template <typename F>
 class MapOperator final : public Operator {
  public:
   explicit MapOperator(F fn) : fn_(std::move(fn)) {}
-  void process(Row&& row, Collector& out) override { out.emit(fn_(std::move(row))); }
-  void process_batch(RowBatch& rows, Collector& out) override {
-    for (Row& row : rows) row = fn_(std::move(row));
-    out.emit_batch(rows);
+  void process_row(RowRef row, Collector& out) override {
+    if constexpr (kTakesRowRef<F>) {
+      fn_(row);
+      out.emit(row);
+    } else {
+      out.emit(fn_(row.to_row()));
+    }
+  }
+  void process_batch(Batch& rows, Collector& out) override {
+    if constexpr (kTakesRowRef<F>) {
+      uint32_t done = 0;
+      try {
+        rows.for_each([&](uint32_t i) {
+          fn_(RowRef(rows, i));
+          ++done;
+        });
+      } catch (...) {
+        // The records before the one that failed go on.
+        rows.keep_first(done);
+        out.emit_batch(rows);
+        throw;
+      }
+      out.emit_batch(rows);
+    } else {
+      rows.for_each([&](uint32_t i) { out.emit(fn_(rows.row(i))); });
+      rows.clear();
+    }
   }
 
  private:
@@ -98,16 +127,29 @@ template <typename F>
 class FilterOperator final : public Operator {
  public:
   explicit FilterOperator(F fn) : fn_(std::move(fn)) {}
-  void process(Row&& row, Collector& out) override {
-    if (fn_(std::as_const(row))) out.emit(std::move(row));
+  void process_row(RowRef row, Collector& out) override {
+    if (keep(row)) out.emit(row);
   }
-  // The rows kept move up in place, in order; none is copied.
-  void process_batch(RowBatch& rows, Collector& out) override {
-    std::erase_if(rows, [this](const Row& row) { return !fn_(row); });
+  // The rows dropped leave the selection; none is copied.
+  void process_batch(Batch& rows, Collector& out) override {
+    try {
+      rows.keep_if([&](uint32_t i) { return keep(RowRef(rows, i)); });
+    } catch (...) {
+      out.emit_batch(rows);  // the records kept before the failure go on
+      throw;
+    }
     out.emit_batch(rows);
   }
 
  private:
+  bool keep(RowRef row) {
+    if constexpr (kTakesRowRef<F>) {
+      return fn_(row);
+    } else {
+      const Row copy = row.to_row();
+      return fn_(copy);
+    }
+  }
   F fn_;
 };
 
@@ -115,10 +157,12 @@ template <typename F>
 class FlatMapOperator final : public Operator {
  public:
   explicit FlatMapOperator(F fn) : fn_(std::move(fn)) {}
-  void process(Row&& row, Collector& out) override { fn_(std::move(row), out); }
-  void process_batch(RowBatch& rows, Collector& out) override {
-    for (Row& row : rows) fn_(std::move(row), out);
-    rows.clear();
+  void process_row(RowRef row, Collector& out) override {
+    if constexpr (kTakesRowRef<F, Collector&>) {
+      fn_(row, out);
+    } else {
+      fn_(row.to_row(), out);
+    }
   }
 
  private:
@@ -131,24 +175,27 @@ class FlatMapOperator final : public Operator {
 /// Handles stay valid as long as their JobGraph.
 class Stream {
  public:
-  /// `fn(Row&&) -> Row` on every record. The functions of map, filter and
-  /// flat_map are inlined into the operator's loop over a batch.
+  /// `fn(RowRef)` changes every record in place; or `fn(Row) -> Row`
+  /// returns a new one. The functions of map, filter and flat_map are
+  /// inlined into the operator's loop over a batch; those taking a RowRef
+  /// work on the batch's columns without copying a record.
   template <typename F>
   Stream map(std::string name, F fn) {
     return transform(std::move(name), factory_of<detail::MapOperator<F>>(std::move(fn)));
   }
-  /// A map that changes the columns: `output` describes its records.
+  /// A map that changes the columns, `fn(Row) -> Row`: `output` describes its records.
   template <typename F>
   Stream map(std::string name, F fn, Schema output) {
     return transform(std::move(name), factory_of<detail::MapOperator<F>>(std::move(fn)),
                      StreamType{std::move(output), type().mode});
   }
-  /// Keeps the records for which `predicate(const Row&)` holds.
+  /// Keeps the records for which `predicate(RowRef)` (or `predicate(const Row&)`) holds.
   template <typename F>
   Stream filter(std::string name, F predicate) {
     return transform(std::move(name), factory_of<detail::FilterOperator<F>>(std::move(predicate)));
   }
-  /// `fn(Row&&, Collector&)` emits any number of records for each one.
+  /// `fn(RowRef, Collector&)` (or `fn(Row&&, Collector&)`) emits any number
+  /// of records for each one.
   template <typename F>
   Stream flat_map(std::string name, F fn) {
     return transform(std::move(name), factory_of<detail::FlatMapOperator<F>>(std::move(fn)));
@@ -220,8 +267,8 @@ class SinkHandle {
 ///   Stream numbers = graph.source("numbers", datagen_source(options));
 ///   const auto id = numbers.column<int64_t>("id");
 ///   const auto value = numbers.column<int64_t>("value");
-///   numbers.map("double", [value](Row row) { row[value] *= 2; return row; })
-///       .filter("even-ids", [id](const Row& row) { return row[id] % 2 == 0; })
+///   numbers.map("double", [value](RowRef row) { row[value] *= 2; })
+///       .filter("even-ids", [id](RowRef row) { return row[id] % 2 == 0; })
 ///       .sink("print", print_sink());
 ///   JobResult result = Executor(options).run(graph);
 /// @endcode

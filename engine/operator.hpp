@@ -3,8 +3,11 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
+#include "engine/batch.hpp"
+#include "engine/error.hpp"
 #include "engine/metrics.hpp"
 #include "engine/row.hpp"
 #include "engine/state.hpp"
@@ -17,21 +20,30 @@
 /// hooks below.
 namespace sluice {
 
-/// Rows handed along a chain together.
-using RowBatch = std::vector<Row>;
-
-/// Where an operator sends the records it produces.
+/// Where an operator sends the records it produces: a batch of its output
+/// columns, which the engine hands on when the call that filled it returns.
 class Collector {
  public:
-  virtual ~Collector() = default;
-  virtual void emit(Row&& row) = 0;
-  void emit(const Row& row) { emit(Row(row)); }
-  /// Takes every row of `rows`, in order, and leaves it empty, its capacity
-  /// kept for the caller: one virtual call for many rows.
-  virtual void emit_batch(RowBatch& rows) {
-    for (Row& row : rows) emit(std::move(row));
-    rows.clear();
+  explicit Collector(Batch& out) : out_(&out) {}
+
+  /// Appends `row`; throws DataError if it does not have the operator's
+  /// declared columns, naming the first that does not fit.
+  void emit(const Row& row) {
+    if (std::string problem = out_->misfit(row); !problem.empty()) {
+      throw DataError("emitted " + row.to_string() + ", but " + problem);
+    }
+    out_->append(row);
   }
+  /// Appends a row of a batch with the same column types.
+  void emit(RowRef row) { out_->append_from(row.batch(), row.index()); }
+  /// Hands on every selected row of `rows` and empties it; when nothing
+  /// else was emitted since the last hand-over, its columns move without a copy.
+  void emit_batch(Batch& rows) { out_->take(rows); }
+  /// The batch being filled, for code that writes columns in place.
+  Batch& batch() { return *out_; }
+
+ private:
+  Batch* out_;
 };
 
 /// Which subtask an instance is.
@@ -69,7 +81,9 @@ class OperatorContext {
   virtual RawKeyedMapState raw_keyed_map_state(const std::string& name) = 0;
   /// The encoded key of the record being processed (see encode_key()), which
   /// the engine sets when the operator's input is partitioned with key_by;
-  /// null otherwise.
+  /// null otherwise. An operator that calls it (keyed_value_state() does)
+  /// gets its records one by one through process_row(), each with its key
+  /// set: call it in open().
   virtual const std::string* current_key() const = 0;
   /// Keyed by the key of each record when the input comes through key_by.
   template <typename T = std::string>
@@ -140,14 +154,25 @@ class Source : public CheckpointHooks {
 };
 
 /// A transform: turns each input record into zero or more output records.
+/// Implement process(), which gets each record as a Row, or, to work on the
+/// columns in place, process_row() or process_batch().
 class Operator : public CheckpointHooks {
  public:
   virtual void open(OperatorContext& context) { (void)context; }
-  virtual void process(Row&& row, Collector& out) = 0;
-  /// Processes `rows` in order, as process() on each would, and leaves it
-  /// empty. The engine calls this: override it to work on the whole batch.
-  virtual void process_batch(RowBatch& rows, Collector& out) {
-    for (Row& row : rows) process(std::move(row), out);
+  virtual void process(Row&& row, Collector& out) {
+    (void)row;
+    (void)out;
+    throw std::logic_error(
+        "the operator implements none of process(), process_row() and process_batch()");
+  }
+  /// One record as a view into its batch. The engine calls it for each
+  /// record when the input is keyed (after setting the current key).
+  virtual void process_row(RowRef row, Collector& out) { process(row.to_row(), out); }
+  /// Processes the selected rows of `rows` in order, as process_row() on
+  /// each would, and leaves `rows` empty. The engine calls it when the input
+  /// is not keyed: one virtual call per batch.
+  virtual void process_batch(Batch& rows, Collector& out) {
+    rows.for_each([&](uint32_t i) { process_row(rows.ref(i), out); });
     rows.clear();
   }
   /// Called once at end of input, to emit anything the operator held back.
@@ -159,10 +184,11 @@ class Sink : public CheckpointHooks {
  public:
   virtual void open(SinkContext& context) { (void)context; }
   virtual void write(Row&& row) = 0;
-  /// Writes `rows` in order, as write() on each would, and leaves it empty.
-  /// The engine calls this: override it to take the whole batch at once.
-  virtual void write_batch(RowBatch& rows) {
-    for (Row& row : rows) write(std::move(row));
+  /// Writes the selected rows of `rows` in order, as write() on each would,
+  /// and leaves `rows` empty. The engine calls this: override it to take the
+  /// columns without making a Row of each record.
+  virtual void write_batch(Batch& rows) {
+    rows.for_each([&](uint32_t i) { write(rows.row(i)); });
     rows.clear();
   }
   /// Called once at end of input: write whatever is still buffered.

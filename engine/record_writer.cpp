@@ -22,32 +22,51 @@ RecordWriter::RecordWriter(std::vector<Output> outputs, size_t batch_size, Notif
                            const std::atomic<bool>& cancelled, TaskMetrics& metrics)
     : batch_size_(batch_size), self_(self), cancelled_(cancelled), metrics_(metrics) {
   for (auto& output : outputs) {
-    Lane lane{output.partitioning, std::move(output.key_indexes), {}, 0};
+    Lane lane{output.partitioning, std::move(output.key_indexes), {}, 0, {}};
     for (Channel* channel : output.channels) lane.pending.push_back({channel, nullptr});
+    lane.rows_of.resize(lane.pending.size());
     lanes_.push_back(std::move(lane));
   }
 }
 
-void RecordWriter::emit(Row&& row) {
-  metrics_.records_written.add(1);
-  route(std::move(row));
-}
-
-void RecordWriter::emit_batch(RowBatch& rows) {
-  metrics_.records_written.add(rows.size());
-  for (Row& row : rows) route(std::move(row));
+void RecordWriter::push(Batch& rows) {
+  metrics_.records_written.add(rows.selected());
+  // Every lane but the last gets a copy.
+  for (size_t i = 0; i < lanes_.size(); ++i) route(lanes_[i], rows, i + 1 < lanes_.size());
   rows.clear();
 }
 
-void RecordWriter::route(Row&& row) {
-  // Every lane but the last gets a copy.
-  for (size_t i = 0; i + 1 < lanes_.size(); ++i) append(lanes_[i], Row(row));
-  if (!lanes_.empty()) append(lanes_.back(), std::move(row));
+void RecordWriter::route(Lane& lane, Batch& rows, bool copy) {
+  if (lane.pending.size() == 1) {
+    Pending& p = pending(lane, 0);
+    if (copy) {
+      p.batch->append(rows);
+    } else {
+      p.batch->take(rows);
+    }
+    if (p.batch->selected() >= batch_size_) hand_over(p);
+    return;
+  }
+  // Which rows go to which channel, then each channel's rows copied column
+  // by column.
+  for (auto& rows_of : lane.rows_of) rows_of.clear();
+  rows.for_each([&](uint32_t i) { lane.rows_of[select(lane, rows, i)].push_back(i); });
+  for (size_t c = 0; c < lane.pending.size(); ++c) {
+    if (lane.rows_of[c].empty()) continue;
+    Pending& p = pending(lane, c);
+    p.batch->append(rows, lane.rows_of[c]);
+    if (p.batch->selected() >= batch_size_) hand_over(p);
+  }
 }
 
-size_t RecordWriter::select(Lane& lane, const Row& row) {
+RecordWriter::Pending& RecordWriter::pending(Lane& lane, size_t channel) {
+  Pending& p = lane.pending[channel];
+  if (!p.batch) p.batch = p.channel->acquire();
+  return p;
+}
+
+size_t RecordWriter::select(Lane& lane, const Batch& rows, uint32_t row) {
   const size_t n = lane.pending.size();
-  if (n == 1) return 0;
   switch (lane.partitioning) {
     case Partitioning::kForward:
       return 0;
@@ -58,18 +77,11 @@ size_t RecordWriter::select(Lane& lane, const Row& row) {
     }
     case Partitioning::kHash: {
       uint64_t h = 0;
-      for (size_t k : lane.key_indexes) h = mix(h ^ row.fields[k].hash());
+      for (size_t k : lane.key_indexes) h = mix(h ^ rows.column(k).hash(row));
       return h % n;
     }
   }
   return 0;
-}
-
-void RecordWriter::append(Lane& lane, Row&& row) {
-  Pending& p = lane.pending[select(lane, row)];
-  if (!p.batch) p.batch = p.channel->acquire();
-  p.batch->rows.push_back(std::move(row));
-  if (p.batch->rows.size() >= batch_size_) push(p);
 }
 
 void RecordWriter::emit_event(ControlEvent event) {
@@ -77,7 +89,7 @@ void RecordWriter::emit_event(ControlEvent event) {
     for (auto& p : lane.pending) {
       if (!p.batch) p.batch = p.channel->acquire();
       p.batch->event = event;
-      push(p);
+      hand_over(p);
     }
   }
 }
@@ -85,12 +97,12 @@ void RecordWriter::emit_event(ControlEvent event) {
 void RecordWriter::flush_partial() {
   for (auto& lane : lanes_) {
     for (auto& p : lane.pending) {
-      if (p.batch && !p.batch->rows.empty()) push(p);
+      if (p.batch && !p.batch->empty()) hand_over(p);
     }
   }
 }
 
-void RecordWriter::push(Pending& p) {
+void RecordWriter::hand_over(Pending& p) {
   metrics_.batches_out.add(1);
   if (p.channel->try_push(p.batch)) return;
 
@@ -99,7 +111,7 @@ void RecordWriter::push(Pending& p) {
   const auto start = std::chrono::steady_clock::now();
   for (auto& lane : lanes_) {
     for (auto& other : lane.pending) {
-      if (&other != &p && other.batch && !other.batch->rows.empty() &&
+      if (&other != &p && other.batch && !other.batch->empty() &&
           other.channel->try_push(other.batch)) {
         metrics_.batches_out.add(1);
       }

@@ -15,13 +15,22 @@ namespace sluice {
 /// Thrown inside a task to unwind it when the job is cancelled.
 struct TaskCancelled {};
 
+/// What takes the batches a member of a task's chain emits: the next
+/// transform, the sink, or the record writer into the channels.
+class BatchReceiver {
+ public:
+  virtual ~BatchReceiver() = default;
+  /// Takes the selected rows of `rows`, in order, and leaves it empty.
+  virtual void push(Batch& rows) = 0;
+};
+
 /// The output side of a task: partitions records over the channels of each
-/// outgoing edge, collects them into batches and hands a batch over when it
-/// is full, before any control event, and when the task is about to wait
-/// (flush_partial). A full channel blocks the writer until the consumer makes
-/// room; while blocked it hands over its other partial batches and, if the
-/// job is cancelled, throws TaskCancelled.
-class RecordWriter : public Collector {
+/// outgoing edge, collects them into batches (a whole batch moves without a
+/// copy where it can) and hands a batch over when it is full, before any control event, and when
+/// the task is about to wait (flush_partial). A full channel blocks the writer until the consumer
+/// makes room; while blocked it hands over its other partial batches and, if the job is cancelled,
+/// throws TaskCancelled.
+class RecordWriter final : public BatchReceiver {
  public:
   struct Output {
     Partitioning partitioning = Partitioning::kForward;
@@ -32,8 +41,7 @@ class RecordWriter : public Collector {
   RecordWriter(std::vector<Output> outputs, size_t batch_size, Notifier& self,
                const std::atomic<bool>& cancelled, TaskMetrics& metrics);
 
-  void emit(Row&& row) override;
-  void emit_batch(RowBatch& rows) override;
+  void push(Batch& rows) override;
   /// Hands every channel its partial batch with `event` attached.
   void emit_event(ControlEvent event);
   /// Hands over every non-empty partial batch.
@@ -49,14 +57,15 @@ class RecordWriter : public Collector {
     std::vector<size_t> key_indexes;
     std::vector<Pending> pending;  ///< one per channel
     size_t next = 0;               ///< kRebalance: the next channel
+    std::vector<std::vector<uint32_t>> rows_of;  ///< per channel: the rows of a batch it gets
   };
 
-  /// Into every lane: a copy for each but the last.
-  void route(Row&& row);
-  void append(Lane& lane, Row&& row);
-  size_t select(Lane& lane, const Row& row);
+  /// Into one lane; `copy` leaves `rows` as it is, for the next lane.
+  void route(Lane& lane, Batch& rows, bool copy);
+  size_t select(Lane& lane, const Batch& rows, uint32_t row);
+  Pending& pending(Lane& lane, size_t channel);
   /// Pushes `p`'s batch, waiting while its channel is full.
-  void push(Pending& p);
+  void hand_over(Pending& p);
 
   std::vector<Lane> lanes_;
   const size_t batch_size_;

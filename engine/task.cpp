@@ -43,92 +43,127 @@ decltype(auto) guarded(const std::string& name, F&& f) {
   }
 }
 
-// Checks what an operator emits against the columns and changelog mode it
-// declared (RuntimeOptions::check_rows) before passing it on.
-class CheckedOutput final : public Collector {
- public:
-  CheckedOutput(const NodeDef& node, Collector& next) : node_(node), next_(next) {}
-  void emit(Row&& row) override {
-    check(row);
-    next_.emit(std::move(row));
-  }
-  void emit_batch(RowBatch& rows) override {
-    for (const Row& row : rows) check(row);
-    next_.emit_batch(rows);
-  }
-
- private:
-  void check(const Row& row) const {
-    const Schema& schema = node_.output.schema;
+// Checks what an operator emitted against the changelog mode and the
+// DECIMAL precisions it declared (RuntimeOptions::check_rows); the batch's
+// columns already hold only the declared types.
+void check_rows(const NodeDef& node, Batch& rows) {
+  const Schema& schema = node.output.schema;
+  rows.for_each([&](uint32_t i) {
     std::string problem;
-    if (!node_.output.mode.contains(row.kind)) {
-      problem = "its changelog mode is " + node_.output.mode.to_string();
-    } else if (row.fields.size() != schema.size()) {
-      problem = "it declares " + std::to_string(schema.size()) + " columns";
-    } else {
-      for (size_t i = 0; i < schema.size() && problem.empty(); ++i) {
-        if (!row.fields[i].matches(schema.column(i).type)) {
-          problem =
-              "column '" + schema.column(i).name + "' is " + schema.column(i).type.to_string();
-        }
+    if (!node.output.mode.contains(rows.kind(i))) {
+      problem = "its changelog mode is " + node.output.mode.to_string();
+    }
+    for (size_t c = 0; c < schema.size() && problem.empty(); ++c) {
+      const DataType& type = schema.column(c).type;
+      const ColumnVector& column = rows.column(c);
+      if (type.id == TypeId::kDecimal && !column.is_null(i) &&
+          !column.values<Decimal>()[i].fits(type.precision, type.scale)) {
+        problem = "column '" + schema.column(c).name + "' is " + type.to_string();
       }
     }
     // Thrown inside the emitting operator's call: tagged with its name there.
-    if (!problem.empty()) throw DataError("emitted " + row.to_string() + ", but " + problem);
-  }
-
-  const NodeDef& node_;
-  Collector& next_;
-};
+    if (!problem.empty())
+      throw DataError("emitted " + rows.ref(i).to_string() + ", but " + problem);
+  });
+}
 
 // Sets an operator's current key (for its keyed state) from each record.
 class KeyTaker {
  public:
   virtual ~KeyTaker() = default;
-  virtual void take_key(const Row& row) = 0;
+  virtual void take_key(RowRef row) = 0;
+  /// Whether the operator reads the current key; if not, it takes whole batches.
+  virtual bool wants_keys() const = 0;
 };
 
-// Feeds one transform of the chain. With `keys` (its input is keyed), the
-// records go one by one, each after setting the operator's current key.
-class OperatorLink final : public Collector {
+// What one member of the chain (the source or a transform) emits: its
+// output batch, which it fills during a call and which is handed on, checked
+// first if asked, when the call returns.
+class MemberOutput {
  public:
-  OperatorLink(Operator& op, Collector& next, OperatorMetrics& metrics, KeyTaker* keys)
-      : op_(op), next_(next), metrics_(metrics), keys_(keys) {}
-  void emit(Row&& row) override {
-    metrics_.records_in.add(1);
-    if (keys_) keys_->take_key(row);
-    guarded(metrics_.name, [&] { op_.process(std::move(row), next_); });
+  MemberOutput(const NodeDef& node, BatchReceiver& next, bool check)
+      : node_(node), next_(next), check_(check) {}
+
+  /// Runs `call`, which emits into the collector it is given, then hands on
+  /// what it emitted; also when `call` throws, so that what came before a
+  /// failure is delivered. Run it inside the operator's guard, so that a
+  /// failed check names the operator.
+  template <typename F>
+  auto run(F&& call) {
+    if constexpr (std::is_void_v<std::invoke_result_t<F&, Collector&>>) {
+      call_delivering(call);
+      hand_on();
+    } else {
+      auto result = call_delivering(call);
+      hand_on();
+      return result;
+    }
   }
-  void emit_batch(RowBatch& rows) override {
-    metrics_.records_in.add(rows.size());
-    if (!keys_) {
-      guarded(metrics_.name, [&] { op_.process_batch(rows, next_); });
-      return;
+
+ private:
+  template <typename F>
+  auto call_delivering(F& call) {
+    try {
+      return call(collector_);
+    } catch (...) {
+      try {
+        hand_on();
+      } catch (...) {  // the first failure is the one to report
+      }
+      batch_.clear();
+      throw;
     }
-    for (Row& row : rows) {
-      keys_->take_key(row);
-      guarded(metrics_.name, [&] { op_.process(std::move(row), next_); });
-    }
-    rows.clear();
+  }
+  void hand_on() {
+    if (check_) check_rows(node_, batch_);
+    if (!batch_.empty()) next_.push(batch_);
+    batch_.clear();
+  }
+
+  const NodeDef& node_;
+  BatchReceiver& next_;
+  const bool check_;
+  Batch batch_{node_.output.schema};
+  Collector collector_{batch_};
+};
+
+// Feeds one transform of the chain. With `keys` (its input is keyed) wanted
+// by the operator, the records go one by one, each after setting the
+// operator's current key; otherwise a batch at a time.
+class OperatorLink final : public BatchReceiver {
+ public:
+  OperatorLink(Operator& op, MemberOutput& output, OperatorMetrics& metrics, KeyTaker* keys)
+      : op_(op), output_(output), metrics_(metrics), keys_(keys) {}
+  void push(Batch& rows) override {
+    metrics_.records_in.add(rows.selected());
+    guarded(metrics_.name, [&] {
+      output_.run([&](Collector& out) {
+        if (!keys_ || !keys_->wants_keys()) {
+          op_.process_batch(rows, out);
+          return;
+        }
+        rows.for_each([&](uint32_t i) {
+          keys_->take_key(rows.ref(i));
+          op_.process_row(rows.ref(i), out);
+        });
+        rows.clear();
+      });
+    });
   }
 
  private:
   Operator& op_;
-  Collector& next_;
+  MemberOutput& output_;
   OperatorMetrics& metrics_;
   KeyTaker* keys_;
 };
 
 // Feeds the sink at the end of the chain.
-class SinkLink final : public Collector {
+class SinkLink final : public BatchReceiver {
  public:
   SinkLink(Sink& sink, OperatorMetrics& metrics) : sink_(sink), metrics_(metrics) {}
-  void emit(Row&& row) override {
-    metrics_.records_in.add(1);
-    guarded(metrics_.name, [&] { sink_.write(std::move(row)); });
-  }
-  void emit_batch(RowBatch& rows) override {
-    metrics_.records_in.add(rows.size());
+  void push(Batch& rows) override {
+    metrics_.records_in.add(rows.selected());
     guarded(metrics_.name, [&] { sink_.write_batch(rows); });
   }
 
@@ -172,13 +207,18 @@ class Task::Context final : public SinkContext, public KeyTaker {
     return task_.checkpointing_.restored;
   }
   bool checkpoints_enabled() const override { return task_.checkpointing_.coordinator != nullptr; }
-  const std::string* current_key() const override { return key_ ? &current_key_ : nullptr; }
+  const std::string* current_key() const override {
+    if (!key_) return nullptr;
+    key_wanted_ = true;
+    return &current_key_;
+  }
 
   /// Makes the operator's keyed state follow the key columns `key` of each
   /// record, taken by take_key() before the operator sees it.
   void key_by(std::vector<size_t> key) { key_ = std::move(key); }
-  void take_key(const Row& row) override { current_key_ = encode_key(row, *key_); }
+  void take_key(RowRef row) override { current_key_ = encode_key(row, *key_); }
   bool keyed() const { return key_.has_value(); }
+  bool wants_keys() const override { return key_wanted_; }
 
   /// The store a checkpoint saves: the one the operator used, or the restored
   /// state it never touched (opened now, so that it is carried forward rather
@@ -198,6 +238,9 @@ class Task::Context final : public SinkContext, public KeyTaker {
   SubtaskInfo info_;
   std::optional<std::vector<size_t>> key_;  // the input's key_by columns
   std::string current_key_;
+  // Whether the operator asked for the current key (its keyed state does,
+  // when it is created): only then is it set per record.
+  mutable bool key_wanted_ = false;
   LazyStateStore store_{saved_state().has_value(), [this] {
                           return StateStore::open(task_.checkpointing_.storage->work_dir(
                                                       info_.operator_name, info_.index),
@@ -212,7 +255,7 @@ struct Task::Member {
   std::unique_ptr<Source> source;  // exactly one of these three is set
   std::unique_ptr<Operator> op;
   std::unique_ptr<Sink> sink;
-  Collector* next = nullptr;  // transforms: where their output goes
+  std::unique_ptr<MemberOutput> output;  // sources and transforms: what they emit
 
   const std::string& name() const { return node->name; }
   CheckpointHooks& hooks() const {
@@ -314,7 +357,7 @@ void Task::open_chain() {
   sink_ = chain_.back().sink.get();
 
   // Link the chain from its end: the sink, or the writer into the output channels.
-  Collector* next;
+  BatchReceiver* next;
   if (sink_) {
     links_.push_back(std::make_unique<SinkLink>(*sink_, *chain_.back().metrics));
     next = links_.back().get();
@@ -323,21 +366,15 @@ void Task::open_chain() {
                                              job_.cancelled(), metrics_);
     next = writer_.get();
   }
-  // What `m` emits goes to `to`, checked first if asked.
-  const auto output_of = [&](const Member& m, Collector* to) -> Collector* {
-    if (!options_.check_rows) return to;
-    links_.push_back(std::make_unique<CheckedOutput>(*m.node, *to));
-    return links_.back().get();
-  };
   for (auto m = chain_.rbegin(); m != chain_.rend(); ++m) {
+    if (m->sink) continue;
+    m->output = std::make_unique<MemberOutput>(*m->node, *next, options_.check_rows);
     if (!m->op) continue;
-    m->next = output_of(*m, next);
     links_.push_back(std::make_unique<OperatorLink>(
-        *m->op, *m->next, *m->metrics, m->context->keyed() ? m->context.get() : nullptr));
+        *m->op, *m->output, *m->metrics, m->context->keyed() ? m->context.get() : nullptr));
     next = links_.back().get();
   }
   head_ = next;
-  if (source_) source_output_ = output_of(chain_.front(), head_);
 
   for (Member& m : chain_) {
     guarded(m.name(), [&] {
@@ -363,7 +400,6 @@ void Task::close_chain() {
   snapshots_in_progress_.clear();
   // Operators are destroyed here, on the thread that used them, sink first.
   head_ = nullptr;
-  source_output_ = nullptr;
   links_.clear();
   writer_.reset();
   source_ = nullptr;
@@ -426,7 +462,10 @@ void Task::run_source() {
         continue;
       }
     }
-    switch (guarded(name, [&] { return source_->poll_next(*source_output_); })) {
+    const PollResult polled = guarded(name, [&] {
+      return chain_.front().output->run([&](Collector& out) { return source_->poll_next(out); });
+    });
+    switch (polled) {
       case PollResult::kMoreAvailable:
         idle_wait = kFirstIdleWait;
         break;
@@ -457,8 +496,8 @@ void Task::run_inputs() {
       continue;
     }
     metrics_.batches_in.add(1);
-    head_->emit_batch(batch->rows);
     const ControlEvent event = batch->event;
+    head_->push(*batch);
     inputs_.recycle(index, std::move(batch));
     switch (event.kind) {
       case EventKind::kNone:
@@ -566,7 +605,9 @@ void Task::notify_checkpoint_aborted(int64_t id) {
 
 void Task::on_end_of_data() {
   for (Member& m : chain_) {
-    if (m.op) guarded(m.name(), [&] { m.op->finish(*m.next); });
+    if (m.op) {
+      guarded(m.name(), [&] { m.output->run([&](Collector& out) { m.op->finish(out); }); });
+    }
   }
   if (sink_) {
     guarded(chain_.back().name(), [&] { sink_->finish(); });

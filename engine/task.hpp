@@ -119,9 +119,8 @@ class Task final : public CheckpointParticipant {
   // The chain, built on the task's own thread by open_chain(), upstream first.
   std::vector<Member> chain_;
   std::unique_ptr<RecordWriter> writer_;  // unless the chain ends in a sink
-  std::vector<std::unique_ptr<Collector>> links_;
-  Collector* head_ = nullptr;  // where records entering the chain go
-  Collector* source_output_ = nullptr;  // where the source emits: head_, checked if asked
+  std::vector<std::unique_ptr<BatchReceiver>> links_;  // the transforms' and the sink's
+  BatchReceiver* head_ = nullptr;                      // where batches entering the chain go
   Source* source_ = nullptr;
   Sink* sink_ = nullptr;
   std::function<void()> flush_action_;

@@ -10,13 +10,13 @@ namespace sluice {
 /// A named column of a stream whose values are `T`s, taken from the stream's
 /// schema when the graph is built (Stream::column), so that a wrong name or
 /// type fails validate() naming the operator, before anything runs. A row
-/// of that stream reads and writes it as `row[column]`.
+/// of that stream (a RowRef into a batch, or a Row) reads and writes it as
+/// `row[column]`.
 ///
 /// @code
 ///   const auto amount = orders.column<Decimal>("amount");
-///   orders.map("add-fee", [amount](Row order) {
+///   orders.map("add-fee", [amount](RowRef order) {
 ///     order[amount] = order[amount] + Decimal(99, 2);
-///     return order;
 ///   });
 /// @endcode
 template <typename T>

@@ -82,29 +82,39 @@ std::string Value::to_string() const {
   return out;
 }
 
+size_t hash_field(int64_t v) { return std::hash<int64_t>{}(v); }
+size_t hash_field(double v) { return std::hash<double>{}(v); }
+// Equal decimals hash equally whatever their scale: hash the value with
+// trailing zeros stripped.
+size_t hash_field(const Decimal& v) {
+  __int128 u = v.unscaled();
+  int scale = v.scale();
+  while (scale > 0 && u % 10 == 0) {
+    u /= 10;
+    --scale;
+  }
+  const auto lo = static_cast<uint64_t>(u);
+  const auto hi = static_cast<uint64_t>(u >> 64);
+  return std::hash<uint64_t>{}(lo ^ (hi * 0x9e3779b97f4a7c15ULL) ^ static_cast<uint64_t>(scale));
+}
+size_t hash_field(std::string_view v) { return std::hash<std::string_view>{}(v); }
+size_t hash_field(bool v) { return v ? 1 : 2; }
+size_t hash_field(Timestamp v) { return std::hash<int64_t>{}(v.micros); }
+
 size_t Value::hash() const {
-  struct Hash {
-    size_t operator()(std::monostate) { return 0x9e3779b97f4a7c15ULL; }
-    size_t operator()(int64_t v) { return std::hash<int64_t>{}(v); }
-    size_t operator()(double v) { return std::hash<double>{}(v); }
-    // Equal decimals hash equally whatever their scale: hash the value with
-    // trailing zeros stripped.
-    size_t operator()(const Decimal& v) {
-      __int128 u = v.unscaled();
-      int scale = v.scale();
-      while (scale > 0 && u % 10 == 0) {
-        u /= 10;
-        --scale;
-      }
-      const auto lo = static_cast<uint64_t>(u);
-      const auto hi = static_cast<uint64_t>(u >> 64);
-      return std::hash<uint64_t>{}(lo ^ (hi * 0x9e3779b97f4a7c15ULL) ^ static_cast<uint64_t>(scale));
-    }
-    size_t operator()(const std::string& v) { return std::hash<std::string>{}(v); }
-    size_t operator()(bool v) { return v ? 1 : 2; }
-    size_t operator()(Timestamp v) { return std::hash<int64_t>{}(v.micros); }
-  };
-  return std::visit(Hash{}, v_) ^ v_.index();
+  const size_t h = std::visit(
+      [](const auto& v) -> size_t {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::monostate>) {
+          return 0x9e3779b97f4a7c15ULL;
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          return hash_field(std::string_view(v));
+        } else {
+          return hash_field(v);
+        }
+      },
+      v_);
+  return h ^ v_.index();
 }
 
 Value parse_value(std::string_view text, const DataType& type) {

@@ -101,6 +101,15 @@ class Value {
   std::variant<std::monostate, int64_t, double, Decimal, std::string, bool, Timestamp> v_;
 };
 
+/// Hashes of field values, as Value::hash() and batch columns use them:
+/// equal values hash equally (DECIMALs whatever their scale).
+size_t hash_field(int64_t v);
+size_t hash_field(double v);
+size_t hash_field(const Decimal& v);
+size_t hash_field(std::string_view v);
+size_t hash_field(bool v);
+size_t hash_field(Timestamp v);
+
 /// Parses the text form of a non-NULL value of `type` (how a file or the
 /// command line spells it). Throws DataError saying what `type` accepts.
 /// BOOLEAN reads true/false or 1/0; DOUBLE reads what strtod does.

@@ -144,4 +144,10 @@ std::string encode_key(const Row& row, const std::vector<size_t>& key_indexes) {
   return out;
 }
 
+std::string encode_key(RowRef row, const std::vector<size_t>& key_indexes) {
+  std::string out;
+  for (size_t i : key_indexes) encode_value(row.value(i), out);
+  return out;
+}
+
 }  // namespace sluice

@@ -4,6 +4,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/batch.hpp"
 #include "engine/row.hpp"
 
 namespace sluice {
@@ -17,5 +18,6 @@ std::vector<Value> decode_values(std::string_view bytes);
 
 /// The encoded key columns of `row`: what keyed state is indexed by.
 std::string encode_key(const Row& row, const std::vector<size_t>& key_indexes);
+std::string encode_key(RowRef row, const std::vector<size_t>& key_indexes);
 
 }  // namespace sluice

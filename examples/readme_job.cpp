@@ -23,10 +23,10 @@ int main() {
   Stream source = graph.source("orders", datagen_source(orders));
   // A typed handle on a column: a wrong name or type fails validate().
   const auto amount = source.column<Decimal>("amount");
-  Stream with_fee = source.map("add-fee", [amount](Row order) {
+  // A RowRef is the record in place in its batch; the lambda is inlined.
+  Stream with_fee = source.map("add-fee", [amount](RowRef order) {
     // DECIMAL arithmetic is exact: 0.10 + 0.20 is 0.30.
     order[amount] = order[amount] + Decimal(99, 2);
-    return order;
   });
   // Count and sum per customer in RocksDB state; the result is a changelog too.
   keyed_aggregate(with_fee, "revenue", {"customer"}, "amount")

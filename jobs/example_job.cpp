@@ -19,12 +19,12 @@ void build(const Config& config, JobGraph& graph) {
   // Typed handles on the columns: a wrong name or type fails validate().
   const auto amount = orders.column<Decimal>("amount");
   const auto status = orders.column<std::string>("status");
-  orders.filter("paid", [status](const Row& order) { return order[status] == "paid"; })
+  // A RowRef is a record in place in its batch: nothing is copied.
+  orders.filter("paid", [status](RowRef order) { return order[status] == "paid"; })
       .map("with-shipping",
-           [amount](Row&& order) {
+           [amount](RowRef order) {
              // DECIMAL arithmetic is exact: it never goes through a double.
              order[amount] = order[amount] + Decimal(499, 2);  // 4.99
-             return std::move(order);
            })
       .sink("print", print_sink());
 }

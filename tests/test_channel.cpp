@@ -9,17 +9,21 @@ using namespace sluice;
 
 namespace {
 
+const Schema kIds = Schema::parse("id BIGINT");
+
 std::unique_ptr<Batch> batch_of(Channel& channel, int64_t first, int count) {
   auto batch = channel.acquire();
-  for (int i = 0; i < count; ++i) batch->rows.push_back(Row(RowKind::kInsert, {first + i}));
+  for (int i = 0; i < count; ++i) batch->append(Row(RowKind::kInsert, {first + i}));
   return batch;
 }
+
+int64_t first_id(const Batch& batch) { return batch.column(0).values<int64_t>().front(); }
 
 }  // namespace
 
 TEST_CASE("a channel holds at most its capacity and hands batches over in order", "[engine]") {
   Notifier consumer, producer;
-  Channel channel(2, consumer, producer);
+  Channel channel(2, consumer, producer, kIds);
   auto a = batch_of(channel, 0, 3);
   auto b = batch_of(channel, 3, 3);
   auto c = batch_of(channel, 6, 3);
@@ -34,18 +38,18 @@ TEST_CASE("a channel holds at most its capacity and hands batches over in order"
   auto first = channel.try_pop();
   CHECK(producer.epoch() != producer_epoch);
   REQUIRE(first);
-  CHECK(first->rows.front().fields[0].as_bigint() == 0);
+  CHECK(first_id(*first) == 0);
   channel.recycle(std::move(first));
   CHECK(channel.try_push(c));
-  CHECK(channel.try_pop()->rows.front().fields[0].as_bigint() == 3);
-  CHECK(channel.try_pop()->rows.front().fields[0].as_bigint() == 6);
+  CHECK(first_id(*channel.try_pop()) == 3);
+  CHECK(first_id(*channel.try_pop()) == 6);
   CHECK_FALSE(channel.try_pop());
   CHECK(channel.empty());
 }
 
 TEST_CASE("a recycled batch comes back empty with its capacity", "[engine]") {
   Notifier consumer, producer;
-  Channel channel(1, consumer, producer);
+  Channel channel(1, consumer, producer, kIds);
   auto batch = batch_of(channel, 0, 100);
   batch->event = {EventKind::kFlush, 7};
   const Batch* address = batch.get();
@@ -53,8 +57,8 @@ TEST_CASE("a recycled batch comes back empty with its capacity", "[engine]") {
   channel.recycle(channel.try_pop());
   auto again = channel.acquire();
   CHECK(again.get() == address);
-  CHECK(again->rows.empty());
-  CHECK(again->rows.capacity() >= 100);
+  CHECK(again->size() == 0);
+  CHECK(again->column(0).values<int64_t>().capacity() >= 100);
   CHECK(again->event.kind == EventKind::kNone);
 }
 

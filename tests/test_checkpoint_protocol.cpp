@@ -24,8 +24,10 @@ struct ThreeInputs {
     }
   }
   Notifier consumer, producer;
-  Channel channels[3] = {Channel(4, consumer, producer), Channel(4, consumer, producer),
-                         Channel(4, consumer, producer)};
+  Schema schema = Schema::parse("id BIGINT");
+  Channel channels[3] = {Channel(4, consumer, producer, schema),
+                         Channel(4, consumer, producer, schema),
+                         Channel(4, consumer, producer, schema)};
   InputGate gate;
 };
 

@@ -409,13 +409,18 @@ TEST_CASE("an exception in a map fails the run with its message and operator", "
   auto collected = std::make_shared<CollectedRows>();
   JobGraph graph("explodes");
   std::atomic<int> seen{0};
-  graph.source("gen", datagen_source(gen))
-      .map("explode",
-           [&](Row&& row) {
-             if (++seen == 5000) throw std::runtime_error("boom at record 5000");
-             return std::move(row);
-           })
-      .sink("collect", collect_sink(collected));
+  const auto explode = [&] {
+    if (++seen == 5000) throw std::runtime_error("boom at record 5000");
+  };
+  Stream generated = graph.source("gen", datagen_source(gen));
+  // A function that changes records in place, and one that returns copies.
+  const bool in_place = GENERATE(true, false);
+  Stream mapped = in_place ? generated.map("explode", [&](RowRef) { explode(); })
+                           : generated.map("explode", [&](Row&& row) {
+                               explode();
+                               return std::move(row);
+                             });
+  mapped.sink("collect", collect_sink(collected));
   RuntimeOptions options = with_flush(1ms, chaining);
   options.parallelism = parallelism;
   const JobResult result = Executor(options).run(graph);
@@ -617,7 +622,9 @@ TEST_CASE("with check-rows, a record that breaks its operator's declared type fa
                Catch::Contains("operator 'wrong'") &&
                    Catch::Contains("emitted +I[0, ten], but column 'value' is BIGINT"));
     CHECK(checked.attempts_restored.size() == 1);  // a DataError: not restarted
-    CHECK(run(false, to_text).finished());         // unchecked, the blackhole takes anything
+    // Unchecked too: a batch's columns hold only the types they declare.
+    CHECK_THAT(run(false, to_text).error,
+               Catch::Contains("emitted +I[0, ten], but column 'value' is BIGINT"));
   }
   SECTION("a row kind its changelog mode does not declare") {
     const JobResult checked = run(true, [](Row row) {
@@ -625,6 +632,10 @@ TEST_CASE("with check-rows, a record that breaks its operator's declared type fa
       return row;
     });
     CHECK_THAT(checked.error, Catch::Contains("but its changelog mode is [+I]"));
+    CHECK(run(false, [](Row row) {
+            row.kind = RowKind::kDelete;
+            return row;
+          }).finished());  // unchecked, the blackhole takes any kind
   }
   SECTION("a missing column") {
     const JobResult checked = run(true, [](Row row) {

@@ -1,0 +1,184 @@
+#include <catch2/catch.hpp>
+
+#include "connectors/basic_sinks.hpp"
+#include "connectors/datagen.hpp"
+#include "engine/batch.hpp"
+#include "engine/error.hpp"
+#include "engine/executor.hpp"
+
+using namespace sluice;
+
+namespace {
+
+const Schema kEvery = Schema::parse(
+    "id BIGINT, ratio DOUBLE, amount DECIMAL(10,2), note STRING, flag BOOLEAN, at TIMESTAMP");
+
+std::vector<Row> every_type() {
+  return {
+      Row(RowKind::kInsert, {1, 0.5, Decimal(1234, 2), "one", Value::boolean(true),
+                             Timestamp::parse("2026-01-01 00:00:00.25")}),
+      Row(RowKind::kUpdateBefore, {2, Value(), Value(), Value(), Value(), Value()}),
+      Row(RowKind::kDelete, {3, -1.0, Decimal(-5, 2), "", Value::boolean(false),
+                             Timestamp::parse("1969-12-31 23:59:59")}),
+  };
+}
+
+Batch batch_of(const std::vector<Row>& rows) {
+  Batch batch(kEvery);
+  for (const Row& row : rows) batch.append(row);
+  return batch;
+}
+
+}  // namespace
+
+TEST_CASE("a batch gives back every row appended to it, NULLs and kinds included", "[batch]") {
+  const Batch batch = batch_of(every_type());
+  CHECK(batch.size() == 3);
+  CHECK(batch.rows() == every_type());
+  CHECK(batch.column(3).string_at(0) == "one");
+  CHECK(batch.column(1).is_null(1));
+}
+
+TEST_CASE("a row that does not fit a batch is refused whole, naming the column", "[batch]") {
+  Batch batch = batch_of(every_type());
+  Row wrong = every_type()[0];
+  wrong.fields[2] = Value("12.34");
+  CHECK(batch.misfit(wrong) == "column 'amount' is DECIMAL(10,2)");
+  CHECK_THROWS_WITH(batch.append(wrong), Catch::Contains("column 'amount' is DECIMAL(10,2)"));
+  Row short_row = every_type()[0];
+  short_row.fields.pop_back();
+  CHECK_THROWS_AS(batch.append(short_row), DataError);
+  CHECK(batch.rows() == every_type());  // nothing of either was appended
+}
+
+TEST_CASE("a filter narrows the selection; the rows stay where they are", "[batch]") {
+  Batch batch = batch_of(every_type());
+  const int64_t* ids = batch.column(0).values<int64_t>().data();
+  batch.keep_if([&](uint32_t i) { return ids[i] != 2; });
+  CHECK(batch.size() == 3);
+  CHECK(batch.selected() == 2);
+  std::vector<int64_t> seen;
+  batch.for_each([&](uint32_t i) { seen.push_back(ids[i]); });
+  CHECK(seen == std::vector<int64_t>{1, 3});
+  CHECK(batch.rows() == std::vector<Row>{every_type()[0], every_type()[2]});
+
+  // A second filter sees only what the first kept.
+  batch.keep_if([&](uint32_t i) {
+    CHECK(ids[i] != 2);
+    return ids[i] == 3;
+  });
+  CHECK(batch.rows() == std::vector<Row>{every_type()[2]});
+}
+
+TEST_CASE("a filter that throws keeps its decisions so far and drops the rest", "[batch]") {
+  Batch batch = batch_of(every_type());
+  const int64_t* ids = batch.column(0).values<int64_t>().data();
+  CHECK_THROWS(batch.keep_if([&](uint32_t i) {
+    if (ids[i] == 3) throw std::runtime_error("boom");
+    return true;
+  }));
+  CHECK(batch.rows() == std::vector<Row>{every_type()[0], every_type()[1]});
+}
+
+TEST_CASE("take() moves a batch's columns into an empty one and copies into a filled one",
+          "[batch]") {
+  Batch source = batch_of(every_type());
+  source.keep_if([](uint32_t i) { return i != 0; });
+  const int64_t* storage = source.column(0).values<int64_t>().data();
+  Batch empty(kEvery);
+  empty.take(source);
+  CHECK(empty.column(0).values<int64_t>().data() == storage);  // moved, not copied
+  CHECK(empty.rows() == std::vector<Row>{every_type()[1], every_type()[2]});
+  CHECK(source.size() == 0);
+
+  Batch filled = batch_of({every_type()[0]});
+  filled.take(empty);
+  CHECK(filled.rows() == every_type());
+  CHECK(empty.size() == 0);
+
+  const Schema ids = Schema::parse("id BIGINT");
+  Batch other_columns(ids);
+  Batch again = batch_of(every_type());
+  CHECK_THROWS_AS(other_columns.take(again), std::logic_error);
+}
+
+TEST_CASE("a RowRef reads and writes fields in place, strings included", "[batch]") {
+  JobGraph graph("refs");
+  Stream stream = graph.source("rows", SourceDef{.output = {kEvery}});
+  const auto id = stream.column<int64_t>("id");
+  const auto amount = stream.column<Decimal>("amount");
+  const auto note = stream.column<std::string>("note");
+  const auto flag = stream.column<bool>("flag");
+  const auto ratio = stream.column<double>("ratio");
+
+  Batch batch = batch_of(every_type());
+  RowRef first = batch.ref(0);
+  first[id] += 10;
+  first[amount] = first[amount] + Decimal(1, 2);
+  first[flag] = false;
+  first.set(note, std::string("a longer note than before"));
+  first.set(note, first[note].substr(2, 6));  // from the batch's own bytes
+  first.set_null(ratio);
+  CHECK(first.to_row() ==
+        Row(RowKind::kInsert, {11, Value(), Decimal(1235, 2), "longer", Value::boolean(false),
+                               Timestamp::parse("2026-01-01 00:00:00.25")}));
+  RowRef second = batch.ref(1);
+  CHECK(second.is_null(note));
+  CHECK_THROWS_WITH(second[note], Catch::Contains("column 'note' is NULL"));
+  second.set(ratio, 2.5);
+  CHECK_FALSE(second.is_null(ratio));
+  CHECK(second[ratio] == 2.5);
+  // The other rows' strings are untouched by the rewrites.
+  CHECK(batch.ref(2)[note].empty());
+  CHECK(batch.row(2) == every_type()[2]);
+}
+
+TEST_CASE("equal values hash equally in a batch column, DECIMALs of any scale too", "[batch]") {
+  const Schema schema = Schema::parse("d DECIMAL(10,3), s STRING");
+  Batch batch(schema);
+  batch.append(Row(RowKind::kInsert, {Decimal(10, 1), "abc"}));
+  batch.append(Row(RowKind::kInsert, {Decimal(1000, 3), std::string("abc")}));
+  batch.append(Row(RowKind::kInsert, {Decimal(1001, 3), "abd"}));
+  CHECK(batch.column(0).hash(0) == batch.column(0).hash(1));
+  CHECK(batch.column(0).hash(1) != batch.column(0).hash(2));
+  CHECK(batch.column(1).hash(0) == batch.column(1).hash(1));
+  CHECK(batch.column(1).hash(1) != batch.column(1).hash(2));
+}
+
+TEST_CASE("RowRef functions of map, filter and flat_map change records in place", "[batch]") {
+  DatagenOptions gen;
+  gen.rows = 10'000;
+  gen.schema = Schema::parse("id BIGINT, value BIGINT, note STRING");
+  JobGraph graph("in-place");
+  Stream source = graph.source("gen", datagen_source(gen));
+  const auto id = source.column<int64_t>("id");
+  const auto note = source.column<std::string>("note");
+  auto collected = std::make_shared<CollectedRows>();
+  source
+      .map("rename",
+           [note, id](RowRef row) {
+             std::string text = "n";
+             text += std::to_string(row[id]);
+             row.set(note, text);
+           })
+      .filter("odd", [id](RowRef row) { return row[id] % 2 == 1; })
+      .flat_map("twice",
+                [id](RowRef row, Collector& out) {
+                  out.emit(row);
+                  row[id] = -row[id];
+                  out.emit(row);
+                })
+      .sink("collect", collect_sink(collected));
+  RuntimeOptions options;
+  options.flush_interval = std::chrono::milliseconds(0);
+  REQUIRE(Executor(options).run(graph).finished());
+  const std::vector<Row> rows = collected->rows();
+  REQUIRE(rows.size() == 10'000);
+  for (size_t i = 0; i < rows.size(); i += 2) {
+    const int64_t key = rows[i].fields[0].as_bigint();
+    CHECK(key % 2 == 1);
+    CHECK(rows[i].fields[2].as_string() == std::string("n").append(std::to_string(key)));
+    CHECK(rows[i + 1].fields[0] == Value(-key));
+    CHECK(rows[i + 1].fields[2] == rows[i].fields[2]);
+  }
+}
