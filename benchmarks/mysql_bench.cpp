@@ -124,8 +124,10 @@ BenchSample load_data(const DatagenOptions& gen) {
 // One autocommitted upsert per change, for the first `limit` changes (row by
 // row is slow: a sample is enough for its rate).
 BenchSample row_by_row(const DatagenOptions& gen, size_t limit) {
-  std::vector<Row> rows = changes(gen);
-  rows.resize(std::min(rows.size(), limit));
+  std::vector<Row> changed = changes(gen);
+  changed.resize(std::min(changed.size(), limit));
+  Batch rows(gen.schema);
+  for (const Row& row : changed) rows.append(row);
   auto connection = fresh_table();
   BulkStatement upsert(*connection,
                        std::string("INSERT INTO ") + kTable +
@@ -135,12 +137,12 @@ BenchSample row_by_row(const DatagenOptions& gen, size_t limit) {
   BulkStatement remove(*connection, std::string("DELETE FROM ") + kTable + " WHERE id=?", {DataType::bigint()});
   const std::vector<size_t> all = {0, 1, 2, 3}, key = {0};
   const auto start = Clock::now();
-  for (const Row& row : rows) {
-    const Row* one[] = {&row};
-    if (row.kind == RowKind::kDelete) {
-      remove.execute(one, key);
-    } else if (row.kind != RowKind::kUpdateBefore) {
-      upsert.execute(one, all);
+  for (uint32_t row = 0; row < rows.size(); ++row) {
+    const uint32_t one[] = {row};
+    if (rows.kind(row) == RowKind::kDelete) {
+      remove.execute(rows, one, key);
+    } else if (rows.kind(row) != RowKind::kUpdateBefore) {
+      upsert.execute(rows, one, all);
     }
   }
   return {rows.size(), seconds_since(start), {}};

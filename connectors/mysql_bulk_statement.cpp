@@ -2,31 +2,33 @@
 
 #include <mysql.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace sluice {
 namespace {
 
-// One parameter's arrays, one element per row.
+// One parameter's arrays, one element per row, where the column's own
+// cannot be bound.
 struct ParameterArrays {
   std::vector<int64_t> integers;
   std::vector<double> doubles;
-  std::vector<signed char> booleans;
+  std::vector<BoolSlot> booleans;
   std::vector<std::string> texts;  // formatted DECIMAL and TIMESTAMP values
   std::vector<const char*> pointers;
   std::vector<unsigned long> lengths;
-  std::vector<char> indicators;
+  std::vector<uint8_t> nulls;
 };
 
-// Fills `out` with `get` of every row's field `column`; NULLs are left to
-// the indicator array.
-template <typename T, typename Get>
-void fill(std::vector<T>& out, std::span<const Row* const> rows, size_t column, Get get) {
-  out.resize(rows.size());
-  for (size_t r = 0; r < rows.size(); ++r) {
-    const Value& v = rows[r]->fields[column];
-    if (!v.is_null()) out[r] = get(v);
-  }
+// The column's values of rows `rows`: the column itself from rows[0] on
+// when they are consecutive, else gathered into `gathered`.
+template <typename T>
+const T* values_of(const std::vector<T>& column, std::span<const uint32_t> rows, bool consecutive,
+                   std::vector<T>& gathered) {
+  if (consecutive) return column.data() + rows[0];
+  gathered.resize(rows.size());
+  for (size_t r = 0; r < rows.size(); ++r) gathered[r] = column[rows[r]];
+  return gathered.data();
 }
 
 }  // namespace
@@ -46,45 +48,50 @@ BulkStatement::BulkStatement(MySqlConnection& connection, std::string sql, std::
 
 BulkStatement::~BulkStatement() { mysql_stmt_close(stmt_); }
 
-size_t BulkStatement::wire_size(const Row& row, const std::vector<size_t>& columns) {
+size_t BulkStatement::wire_size(const Batch& batch, uint32_t row,
+                                const std::vector<size_t>& columns) {
   size_t bytes = 0;
   for (size_t c : columns) {
-    const Value& v = row.fields[c];
-    bytes += 10 + (!v.is_null() && v.type_id() == TypeId::kString ? v.as_string().size() : 40);
+    const ColumnVector& column = batch.column(c);
+    const bool text = column.type() == TypeId::kString && !column.is_null(row);
+    bytes += 10 + (text ? column.string_at(row).size() : 40);
   }
   return bytes;
 }
 
-uint64_t BulkStatement::execute(std::span<const Row* const> rows, const std::vector<size_t>& columns) {
+uint64_t BulkStatement::execute(const Batch& batch, std::span<const uint32_t> rows,
+                                const std::vector<size_t>& columns) {
   const size_t n = rows.size();
   if (n == 0) return 0;
+  const bool consecutive =
+      rows.back() - rows.front() + 1 == n && std::is_sorted(rows.begin(), rows.end());
   std::vector<ParameterArrays> arrays(columns.size());
   std::vector<MYSQL_BIND> binds(columns.size());
   for (size_t p = 0; p < columns.size(); ++p) {
+    const ColumnVector& column = batch.column(columns[p]);
     ParameterArrays& a = arrays[p];
     MYSQL_BIND& bind = binds[p];
     std::memset(&bind, 0, sizeof(bind));
-    a.indicators.resize(n);
-    for (size_t r = 0; r < n; ++r) {
-      a.indicators[r] = rows[r]->fields[columns[p]].is_null() ? STMT_INDICATOR_NULL : STMT_INDICATOR_NONE;
-    }
-    bind.u.indicator = a.indicators.data();
+    // A null flag is 0 or 1: STMT_INDICATOR_NONE or STMT_INDICATOR_NULL.
+    static_assert(STMT_INDICATOR_NONE == 0 && STMT_INDICATOR_NULL == 1);
+    bind.u.indicator = reinterpret_cast<char*>(
+        const_cast<uint8_t*>(values_of(column.null_flags(), rows, consecutive, a.nulls)));
     switch (types_[p].id) {
       case TypeId::kBigint:
-        fill(a.integers, rows, columns[p], [](const Value& v) { return v.as_bigint(); });
         bind.buffer_type = MYSQL_TYPE_LONGLONG;
-        bind.buffer = a.integers.data();
+        bind.buffer = const_cast<int64_t*>(
+            values_of(column.values<int64_t>(), rows, consecutive, a.integers));
         break;
       case TypeId::kDouble:
-        fill(a.doubles, rows, columns[p], [](const Value& v) { return v.as_double(); });
         bind.buffer_type = MYSQL_TYPE_DOUBLE;
-        bind.buffer = a.doubles.data();
+        bind.buffer =
+            const_cast<double*>(values_of(column.values<double>(), rows, consecutive, a.doubles));
         break;
       case TypeId::kBoolean:
-        fill(a.booleans, rows, columns[p],
-             [](const Value& v) { return static_cast<signed char>(v.as_boolean() ? 1 : 0); });
+        static_assert(sizeof(BoolSlot) == 1);
         bind.buffer_type = MYSQL_TYPE_TINY;
-        bind.buffer = a.booleans.data();
+        bind.buffer = const_cast<BoolSlot*>(
+            values_of(column.values<BoolSlot>(), rows, consecutive, a.booleans));
         break;
       case TypeId::kString:
       case TypeId::kDecimal:
@@ -94,18 +101,21 @@ uint64_t BulkStatement::execute(std::span<const Row* const> rows, const std::vec
         a.pointers.resize(n);
         a.lengths.resize(n);
         for (size_t r = 0; r < n; ++r) {
-          const Value& v = rows[r]->fields[columns[p]];
-          if (v.is_null()) continue;
-          // Strings are sent from the row itself; the rest formatted first.
-          const std::string* text;
+          if (column.is_null(rows[r])) continue;
+          // Strings are sent from the batch itself; the rest formatted first.
+          std::string_view text;
           if (string) {
-            text = &v.as_string();
+            text = column.string_at(rows[r]);
           } else {
-            v.append_to(a.texts[r]);
-            text = &a.texts[r];
+            if (types_[p].id == TypeId::kDecimal) {
+              column.values<Decimal>()[rows[r]].append_to(a.texts[r]);
+            } else {
+              column.values<Timestamp>()[rows[r]].append_to(a.texts[r]);
+            }
+            text = a.texts[r];
           }
-          a.pointers[r] = text->data();
-          a.lengths[r] = text->size();
+          a.pointers[r] = text.data();
+          a.lengths[r] = text.size();
         }
         bind.buffer_type = MYSQL_TYPE_STRING;
         bind.buffer = a.pointers.data();

@@ -6,14 +6,16 @@
 #include <vector>
 
 #include "connectors/mysql_connection.hpp"
-#include "engine/row.hpp"
+#include "engine/batch.hpp"
 
 namespace sluice {
 
 /// A prepared statement run for many rows in one round trip with MariaDB's
 /// array binding (STMT_ATTR_ARRAY_SIZE): each parameter is bound to an array
 /// holding its value for every row. BIGINT, DOUBLE and BOOLEAN go as binary
-/// numbers; DECIMAL, STRING and TIMESTAMP as text, so decimals stay exact.
+/// numbers, bound straight to the batch's column (and its null flags, which
+/// are the indicators) when the rows are consecutive; DECIMAL and TIMESTAMP
+/// as text, so decimals stay exact; STRING as pointers into the column.
 class BulkStatement {
  public:
   /// Prepares `sql`, whose `?` parameters take `types`.
@@ -22,13 +24,15 @@ class BulkStatement {
   BulkStatement(const BulkStatement&) = delete;
   BulkStatement& operator=(const BulkStatement&) = delete;
 
-  /// Runs the statement once per row, binding fields `columns` of each row to
-  /// the parameters; returns the rows the server says it affected.
-  uint64_t execute(std::span<const Row* const> rows, const std::vector<size_t>& columns);
+  /// Runs the statement once for each of rows `rows` of `batch`, binding
+  /// their fields `columns` to the parameters; returns the rows the server
+  /// says it affected.
+  uint64_t execute(const Batch& batch, std::span<const uint32_t> rows,
+                   const std::vector<size_t>& columns);
 
-  /// The bytes a row adds to a statement's packet, roughly: for sizing
+  /// The bytes row `row` adds to a statement's packet, roughly: for sizing
   /// statements under max_allowed_packet.
-  static size_t wire_size(const Row& row, const std::vector<size_t>& columns);
+  static size_t wire_size(const Batch& batch, uint32_t row, const std::vector<size_t>& columns);
 
  private:
   MySqlConnection& connection_;

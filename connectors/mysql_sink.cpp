@@ -77,7 +77,7 @@ class MySqlSink final : public Sink {
         key_(key_indexes(input_, key_names_)),
         keep_order_(keeps_order(input_, key_)),
         target_("table '" + options_.table + "' at " + options_.url.to_string()),
-        changes_(key_, keep_order_) {}
+        changes_(input_, key_, keep_order_) {}
 
   void open(SinkContext& context) override {
     const int subtask = context.subtask().index;
@@ -129,13 +129,31 @@ class MySqlSink final : public Sink {
       fail_write("recovering the transactions of", target_, e);
     }
     // Records the restored checkpoint holds that no transaction had yet.
-    for (Row& row : buffer_state_->get()) buffer(std::move(row));
+    for (const Row& row : buffer_state_->get()) buffer(row);
   }
 
   void write(Row&& row) override {
-    ++records_since_flush_;
-    buffer(std::move(row));
-    if (options_.max_rows > 0 && records_since_flush_ >= options_.max_rows) flush(Trigger::kMaxRows);
+    buffer(row);
+    count_records(1);
+  }
+
+  void write_batch(Batch& rows) override {
+    if (options_.max_rows == 0) {
+      buffer(rows);
+      return;
+    }
+    // Flush after every max_rows records, as one record at a time would.
+    std::vector<uint32_t> selected;
+    selected.reserve(rows.selected());
+    rows.for_each([&](uint32_t i) { selected.push_back(i); });
+    std::span<const uint32_t> left(selected);
+    while (!left.empty()) {
+      const size_t n = std::min<size_t>(left.size(), options_.max_rows - records_since_flush_);
+      buffer(rows, left.first(n));
+      count_records(n);
+      left = left.subspan(n);
+    }
+    rows.clear();
   }
 
   void finish() override { flush(Trigger::kClose); }
@@ -148,9 +166,8 @@ class MySqlSink final : public Sink {
     transactions_state_->update(committer_->state());
     // What no transaction holds yet: only rows held back behind a prepared
     // transaction's locks, when its checkpoint has not completed.
-    std::vector<Row> carried;
-    for (const Row* row : changes_.changes()) carried.push_back(*row);
-    carried.insert(carried.end(), appended_.begin(), appended_.end());
+    std::vector<Row> carried = changes_.changes();
+    for (Row& row : appended_.rows()) carried.push_back(std::move(row));
     buffer_state_->update(carried);
   }
 
@@ -174,36 +191,56 @@ class MySqlSink final : public Sink {
 
  private:
   // Upsert mode keeps the last change per key; append mode every row.
-  void buffer(Row&& row) {
+  void buffer(const Row& row) {
     if (mode_ == MySqlSinkOptions::Mode::kAppend) {
-      appended_.push_back(std::move(row));
-      return;
+      appended_.append(row);
+    } else {
+      changes_.add(row);
     }
-    for (size_t k : key_) {
-      if (row.fields[k].is_null()) {
-        throw DataError("key column '" + input_.column(k).name + "' is NULL in " + row.to_string());
-      }
+  }
+  // Rows `selected` of `rows`, or all its selected rows.
+  void buffer(const Batch& rows, std::span<const uint32_t> selected) {
+    if (mode_ == MySqlSinkOptions::Mode::kAppend) {
+      appended_.append(rows, selected);
+    } else {
+      changes_.add(rows, selected);
     }
-    changes_.add(std::move(row));
+  }
+  void buffer(Batch& rows) {
+    if (mode_ == MySqlSinkOptions::Mode::kAppend) {
+      appended_.append(rows);
+    } else {
+      changes_.add(rows);
+    }
+    rows.clear();
+  }
+
+  // Counts records written, flushing after every max_rows.
+  void count_records(size_t n) {
+    records_since_flush_ += n;
+    if (options_.max_rows > 0 && records_since_flush_ >= options_.max_rows)
+      flush(Trigger::kMaxRows);
   }
 
   // `rows`, which came before everything buffered now, buffered again.
   void buffer_again(std::vector<Row>&& rows) {
     if (rows.empty()) return;
     if (mode_ == MySqlSinkOptions::Mode::kAppend) {
-      appended_.insert(appended_.begin(), std::make_move_iterator(rows.begin()),
-                       std::make_move_iterator(rows.end()));
+      Batch again(input_);
+      for (const Row& row : rows) again.append(row);
+      again.append(appended_);
+      appended_ = std::move(again);
       return;
     }
-    UpsertBuffer rebuilt(key_, keep_order_);
-    for (Row& row : rows) rebuilt.add(std::move(row));
-    for (const Row* row : changes_.changes()) rebuilt.add(Row(*row));
+    UpsertBuffer rebuilt(input_, key_, keep_order_);
+    for (const Row& row : rows) rebuilt.add(row);
+    for (const Row& row : changes_.changes()) rebuilt.add(row);
     changes_ = std::move(rebuilt);
   }
 
   void flush(Trigger trigger) {
     records_since_flush_ = 0;
-    if (changes_.empty() && appended_.empty()) return;
+    if (changes_.empty() && appended_.size() == 0) return;
     const auto started = std::chrono::steady_clock::now();
     // A held -U waits for its +U, except at a barrier and at the end.
     const bool resolve_held = trigger == Trigger::kBarrier || trigger == Trigger::kClose;
@@ -222,17 +259,16 @@ class MySqlSink final : public Sink {
   // rows) written.
   size_t flush_at_least_once(bool resolve_held) {
     if (mode_ == MySqlSinkOptions::Mode::kAppend) {
-      std::vector<const Row*> rows;
-      for (const Row& row : appended_) rows.push_back(&row);
       writer_->in_transaction(connection_, connect_, retry_, target_,
-                              [&](SinkConnection& c) { writer_->append(c, rows); });
+                              [&](SinkConnection& c) { writer_->append(c, appended_); });
+      const size_t rows = appended_.size();
       appended_.clear();
-      return rows.size();
+      return rows;
     }
     const std::vector<UpsertBuffer::Run> runs = changes_.runs(resolve_held);
     if (runs.empty()) return 0;  // only a -U, held for its +U
     writer_->in_transaction(connection_, connect_, retry_, target_,
-                            [&](SinkConnection& c) { writer_->write(c, runs); });
+                            [&](SinkConnection& c) { writer_->write(c, changes_.rows(), runs); });
     changes_.clear();
     return row_count(runs);
   }
@@ -247,19 +283,16 @@ class MySqlSink final : public Sink {
     const bool prepared = !committer_->prepared().empty();
     if (prepared && (keep_order_ || wait_for_commit_)) return 0;
     std::vector<UpsertBuffer::Run> runs;
-    std::vector<const Row*> appended;
-    if (mode_ == MySqlSinkOptions::Mode::kAppend) {
-      for (const Row& row : appended_) appended.push_back(&row);
-    } else {
+    if (mode_ == MySqlSinkOptions::Mode::kUpsert) {
       runs = changes_.runs(resolve_held, prepared ? &locked_ : nullptr);
       if (runs.empty()) return 0;
     }
     try {
       SinkConnection& connection = committer_->open();
       if (mode_ == MySqlSinkOptions::Mode::kAppend) {
-        writer_->append(connection, appended);
+        writer_->append(connection, appended_);
       } else {
-        writer_->write(connection, runs);
+        writer_->write(connection, changes_.rows(), runs);
       }
     } catch (const MySqlError& e) {
       // Inside a checkpoint's transaction a lost connection loses the whole
@@ -276,9 +309,10 @@ class MySqlSink final : public Sink {
     }
     // Kept until the transaction commits, to write again if it is rolled back.
     if (mode_ == MySqlSinkOptions::Mode::kAppend) {
-      committer_->wrote(std::move(appended_));
+      const size_t rows = appended_.size();
+      committer_->wrote(appended_.rows());
       appended_.clear();
-      return appended.size();
+      return rows;
     }
     const size_t keys = row_count(runs);
     committer_->wrote(changes_.take());
@@ -332,8 +366,8 @@ class MySqlSink final : public Sink {
   const bool keep_order_;     // see keeps_order()
   const std::string target_;  // "table 't' at mysql://…", for messages
 
-  UpsertBuffer changes_;  // upsert mode
-  std::vector<Row> appended_;
+  UpsertBuffer changes_;    // upsert mode
+  Batch appended_{input_};  // append mode
   size_t records_since_flush_ = 0;
 
   MySqlCanceller canceller_;  // declared before, so destroyed after, every connection it cancels

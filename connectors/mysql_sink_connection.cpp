@@ -20,12 +20,12 @@ MySqlSinkConnection::MySqlSinkConnection(const MySqlUrl& url, const MySqlSession
 // Out of line: BulkStatement is complete here.
 MySqlSinkConnection::~MySqlSinkConnection() = default;
 
-uint64_t MySqlSinkConnection::execute_bulk(const BulkSql& statement,
-                                           std::span<const Row* const> rows) {
+uint64_t MySqlSinkConnection::execute_bulk(const BulkSql& statement, const Batch& batch,
+                                           std::span<const uint32_t> rows) {
   std::unique_ptr<BulkStatement>& prepared = statements_[&statement];
   if (!prepared)
     prepared = std::make_unique<BulkStatement>(connection_, statement.sql, statement.types);
-  return prepared->execute(rows, statement.columns);
+  return prepared->execute(batch, rows, statement.columns);
 }
 
 void MySqlSinkConnection::xa(std::string_view command, const Xid& xid) {

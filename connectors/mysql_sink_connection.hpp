@@ -11,7 +11,7 @@
 
 #include "connectors/mysql_connection.hpp"
 #include "connectors/mysql_xa.hpp"
-#include "engine/row.hpp"
+#include "engine/batch.hpp"
 
 namespace sluice {
 
@@ -41,8 +41,10 @@ class SinkConnection {
 
   /// Runs a statement without result rows.
   virtual void execute(std::string_view sql) = 0;
-  /// Runs `statement` once per row in one round trip; returns the rows affected.
-  virtual uint64_t execute_bulk(const BulkSql& statement, std::span<const Row* const> rows) = 0;
+  /// Runs `statement` once for each of rows `rows` of `batch` in one round
+  /// trip; returns the rows affected.
+  virtual uint64_t execute_bulk(const BulkSql& statement, const Batch& batch,
+                                std::span<const uint32_t> rows) = 0;
   virtual TableInfo describe_table(const std::string& table) = 0;
   virtual uint64_t max_allowed_packet() = 0;
 
@@ -77,7 +79,8 @@ class MySqlSinkConnection final : public SinkConnection {
   ~MySqlSinkConnection() override;
 
   void execute(std::string_view sql) override { connection_.execute(sql); }
-  uint64_t execute_bulk(const BulkSql& statement, std::span<const Row* const> rows) override;
+  uint64_t execute_bulk(const BulkSql& statement, const Batch& batch,
+                        std::span<const uint32_t> rows) override;
   TableInfo describe_table(const std::string& table) override {
     return connection_.describe_table(table);
   }

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <numeric>
 #include <thread>
 
 #include "connectors/mysql_bulk_statement.hpp"
@@ -64,22 +65,24 @@ StatementWriter::StatementWriter(const std::string& table, const Schema& input,
   delete_.sql = "DELETE FROM " + target + " WHERE " + join(conditions, " AND ");
 }
 
-void StatementWriter::write(SinkConnection& connection,
+void StatementWriter::write(SinkConnection& connection, const Batch& rows,
                             const std::vector<UpsertBuffer::Run>& runs) {
   for (const UpsertBuffer::Run& run : runs) {
     counters_.rows_affected->add(
-        execute_chunked(connection, run.deletes ? delete_ : upsert_, run.rows));
+        execute_chunked(connection, run.deletes ? delete_ : upsert_, rows, run.rows));
     (run.deletes ? counters_.deletes : counters_.upserts)->add(run.rows.size());
   }
 }
 
-void StatementWriter::append(SinkConnection& connection, const std::vector<const Row*>& rows) {
-  counters_.rows_affected->add(execute_chunked(connection, upsert_, rows));
-  counters_.upserts->add(rows.size());
+void StatementWriter::append(SinkConnection& connection, const Batch& rows) {
+  std::vector<uint32_t> all(rows.size());
+  std::iota(all.begin(), all.end(), 0);
+  counters_.rows_affected->add(execute_chunked(connection, upsert_, rows, all));
+  counters_.upserts->add(all.size());
 }
 
 uint64_t StatementWriter::execute_chunked(SinkConnection& connection, const BulkSql& statement,
-                                          const std::vector<const Row*>& rows) {
+                                          const Batch& batch, std::span<const uint32_t> rows) {
   uint64_t affected = 0;
   size_t begin = 0;
   while (begin < rows.size()) {
@@ -87,11 +90,11 @@ uint64_t StatementWriter::execute_chunked(SinkConnection& connection, const Bulk
     size_t end = begin;
     size_t bytes = 0;
     while (end < rows.size() && end - begin < kRowsPerStatement) {
-      bytes += BulkStatement::wire_size(*rows[end], statement.columns);
+      bytes += BulkStatement::wire_size(batch, rows[end], statement.columns);
       if (bytes > packet_budget_ && end > begin) break;
       ++end;
     }
-    affected += connection.execute_bulk(statement, std::span(rows).subspan(begin, end - begin));
+    affected += connection.execute_bulk(statement, batch, rows.subspan(begin, end - begin));
     counters_.statements->add(1);
     begin = end;
   }

@@ -77,11 +77,12 @@ class StatementWriter {
   /// Sizes statements for a server with this max_allowed_packet.
   void set_max_allowed_packet(uint64_t bytes) { packet_budget_ = bytes / 2; }
 
-  /// Writes upsert-mode runs in their order, on `connection`, in the
-  /// transaction the caller has open.
-  void write(SinkConnection& connection, const std::vector<UpsertBuffer::Run>& runs);
-  /// Inserts `rows` (append mode) likewise.
-  void append(SinkConnection& connection, const std::vector<const Row*>& rows);
+  /// Writes upsert-mode runs of `rows`' rows in their order, on
+  /// `connection`, in the transaction the caller has open.
+  void write(SinkConnection& connection, const Batch& rows,
+             const std::vector<UpsertBuffer::Run>& runs);
+  /// Inserts the rows of `rows` (append mode) likewise.
+  void append(SinkConnection& connection, const Batch& rows);
 
   /// Runs `body(connection)` in a transaction of its own, on `connection`,
   /// made by `connect` if null. After an error a retry may cure, the
@@ -101,8 +102,8 @@ class StatementWriter {
   }
 
  private:
-  uint64_t execute_chunked(SinkConnection& connection, const BulkSql& statement,
-                           const std::vector<const Row*>& rows);
+  uint64_t execute_chunked(SinkConnection& connection, const BulkSql& statement, const Batch& batch,
+                           std::span<const uint32_t> rows);
 
   BulkSql upsert_;
   BulkSql delete_;

@@ -2,11 +2,13 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "engine/batch.hpp"
 #include "engine/row.hpp"
 
 namespace sluice {
@@ -26,32 +28,44 @@ namespace sluice {
 /// writer's upsert sets the whole row image, key spelling included, the
 /// table then ends as the changes applied one by one would leave it: of the
 /// keys it takes for one, the last change decides, and it comes last.
+///
+/// The changes are copied into the buffer's own batch of columns: no heap
+/// object per change; a key changed again takes a new row there, and what
+/// a flush wrote is dropped by clear().
 class UpsertBuffer {
  public:
-  /// `key`: the indexes of the key columns.
-  UpsertBuffer(std::vector<size_t> key, bool keep_order);
+  /// `schema`: the changes' columns (it must outlive the buffer); `key`: the
+  /// indexes of the key columns.
+  UpsertBuffer(const Schema& schema, std::vector<size_t> key, bool keep_order);
   // Moving keeps the entries where they are; a copy would not.
   UpsertBuffer(UpsertBuffer&&) = default;
   UpsertBuffer& operator=(UpsertBuffer&&) = default;
   UpsertBuffer(const UpsertBuffer&) = delete;
   UpsertBuffer& operator=(const UpsertBuffer&) = delete;
 
-  /// Buffers a change. Its key columns must not be NULL.
-  void add(Row&& row);
+  /// Buffers the selected changes of `rows`, in order, and clears it; or
+  /// one change. Key columns must not be NULL: a DataError names the change
+  /// (what came before it is buffered).
+  void add(Batch& rows);
+  /// Buffers rows `selected` of `rows`, in that order.
+  void add(const Batch& rows, std::span<const uint32_t> selected);
+  void add(const Row& row);
 
-  /// Changes to write as one statement kind, in order.
+  /// Changes to write as one statement kind, in order: row numbers in rows().
   struct Run {
     bool deletes = false;
-    std::vector<const Row*> rows;
+    std::vector<uint32_t> rows;
   };
   /// Keys as encode_key() gives them.
   using KeySet = std::unordered_set<std::string>;
   /// What to write now, as runs. A held -U stays held (a flush must not
   /// fall between it and its +U) unless `resolve_held` (a barrier, the end),
   /// which makes it a delete. Keys in `hold_back` stay buffered, too: only
-  /// without keep_order, where other keys' changes may pass them. The rows
-  /// stay valid until clear().
+  /// without keep_order, where other keys' changes may pass them. The row
+  /// numbers stay valid until clear().
   std::vector<Run> runs(bool resolve_held, const KeySet* hold_back = nullptr);
+  /// The rows runs() numbers.
+  const Batch& rows() const { return store_; }
   /// Forgets what runs() returned, once written; what it held stays.
   void clear();
   /// Like clear(), but hands over the rows, in the order runs() gave them
@@ -63,18 +77,24 @@ class UpsertBuffer {
   bool empty() const { return entries_.empty() && !held_; }
   /// Every buffered change in the order of arrival, a held -U last: what a
   /// checkpoint saves, and add() takes back after a restore.
-  std::vector<const Row*> changes() const;
+  std::vector<Row> changes() const;
 
  private:
   struct Entry {
-    Row row;
+    uint32_t row = 0;  // in store_
     bool deleted = false;
     bool in_run = false;    // returned by the last runs()
     uint64_t sequence = 0;  // of its last change
   };
-  void put(std::string key, Row&& row, bool deleted);
+  // Buffers store_'s rows from `first` on.
+  void add_stored_from(uint32_t first);
+  void add_stored(uint32_t row);
+  void put(std::string key, uint32_t row, bool deleted);
+  // Drops the rows no entry refers to.
+  void compact();
   std::vector<const Entry*> in_order() const;
 
+  Batch store_;
   std::vector<size_t> key_;
   bool keep_order_;
   std::unordered_map<std::string, Entry> entries_;
@@ -82,7 +102,7 @@ class UpsertBuffer {
   // runs() writes them so, with no sort (an ever-growing key then goes to
   // the end of the table's B-tree, row after row).
   std::vector<Entry*> arrival_;
-  std::optional<Row> held_;  // a -U waiting for the next change
+  std::optional<uint32_t> held_;  // a -U waiting for the next change
   std::string held_key_;
   uint64_t sequence_ = 0;
 };

@@ -185,7 +185,7 @@ void Batch::append(const Batch& from) {
   }
 }
 
-void Batch::append(const Batch& from, const std::vector<uint32_t>& rows) {
+void Batch::append(const Batch& from, std::span<const uint32_t> rows) {
   if (!same_layout(from)) throw_layout_mismatch(from);
   append_selected(from, rows.data(), static_cast<uint32_t>(rows.size()));
 }

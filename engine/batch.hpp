@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -66,6 +67,8 @@ class ColumnVector {
   }
 
   bool is_null(uint32_t row) const { return nulls_[row] != 0; }
+  /// A byte per row: 1 where it is NULL, else 0.
+  const std::vector<uint8_t>& null_flags() const { return nulls_; }
   void set_null(uint32_t row, bool null) { nulls_[row] = null ? 1 : 0; }
 
   std::string_view string_at(uint32_t row) const {
@@ -170,7 +173,7 @@ class Batch {
   /// Appends every selected row of `from`, a batch of the same column types.
   void append(const Batch& from);
   /// Appends rows `rows` of `from`, in that order.
-  void append(const Batch& from, const std::vector<uint32_t>& rows);
+  void append(const Batch& from, std::span<const uint32_t> rows);
   /// Appends every selected row of `from` and clears it; takes its storage
   /// instead when this batch holds nothing and the column types agree.
   void take(Batch& from);

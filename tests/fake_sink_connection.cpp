@@ -22,18 +22,21 @@ class FakeConnection final : public SinkConnection {
     }
   }
 
-  uint64_t execute_bulk(const BulkSql& statement, std::span<const Row* const> rows) override {
+  uint64_t execute_bulk(const BulkSql& statement, const Batch& batch,
+                        std::span<const uint32_t> numbers) override {
     const bool remove = statement.sql.starts_with("DELETE");
-    call(std::string(remove ? "DELETE " : "UPSERT ") + std::to_string(rows.size()));
-    for (const Row* row : rows) {
-      if (server_.is_locked(*row)) {
+    call(std::string(remove ? "DELETE " : "UPSERT ") + std::to_string(numbers.size()));
+    std::vector<Row> rows;
+    for (uint32_t i : numbers) rows.push_back(batch.row(i));
+    for (const Row& row : rows) {
+      if (server_.is_locked(row)) {
         ++server_.lock_conflicts;
         throw MySqlError(1205, "Lock wait timeout exceeded; try restarting transaction");
       }
     }
     if (xa_ && !server_.prepared.empty()) ++server_.writes_while_prepared;
     std::vector<FakeServer::Change> changes;
-    for (const Row* row : rows) changes.push_back({remove, *row, std::nullopt});
+    for (Row& row : rows) changes.push_back({remove, std::move(row), std::nullopt});
     change(std::move(changes));
     return rows.size();
   }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <map>
+#include <numeric>
 #include <random>
 
 #include "connectors/datagen.hpp"
@@ -53,12 +54,12 @@ TEST_CASE("statements stay within half the server's packet limit and 2000 rows",
   WriterCounters counters;
   StatementWriter writer("t", kNumbered, {0}, true, 0, counters.pointers());
   writer.set_max_allowed_packet(server.max_allowed_packet);
-  UpsertBuffer buffer({0}, false);
+  UpsertBuffer buffer(kNumbered, {0}, false);
   for (int64_t id = 0; id < 300; ++id)
     buffer.add(Row(RowKind::kInsert, {id, std::string(1000, 'x')}));
   for (int64_t id = 300; id < 5000; ++id) buffer.add(Row(RowKind::kInsert, {id, Value()}));
   auto connection = server.connect();
-  writer.write(*connection, buffer.runs(false));
+  writer.write(*connection, buffer.rows(), buffer.runs(false));
   CHECK(server.table.size() == 5000);
   size_t rows = 0;
   for (const auto& call : server.calls("UPSERT")) {
@@ -77,7 +78,7 @@ TEST_CASE("a flush that loses its connection runs whole again on a new one", "[s
   FakeServer server;
   WriterCounters counters;
   StatementWriter writer("t", kNumbered, {0}, true, 0, counters.pointers());
-  UpsertBuffer buffer({0}, false);
+  UpsertBuffer buffer(kNumbered, {0}, false);
   buffer.add(Row(RowKind::kInsert, {int64_t{1}, "a"}));
   buffer.add(Row(RowKind::kInsert, {int64_t{2}, "b"}));
   buffer.add(Row(RowKind::kDelete, {int64_t{3}, Value()}));
@@ -88,7 +89,7 @@ TEST_CASE("a flush that loses its connection runs whole again on a new one", "[s
   const RetryPolicy policy{
       .max_retries = 3, .backoff = std::chrono::milliseconds(1), .retries = &counters.retries};
   writer.in_transaction(connection, server.connector(), policy, "table 't'",
-                        [&](SinkConnection& c) { writer.write(c, runs); });
+                        [&](SinkConnection& c) { writer.write(c, buffer.rows(), runs); });
   CHECK(contents(server.table) == std::vector<std::string>{"1=a", "2=b"});
   CHECK(counters.retries.get() == 1);
   CHECK(counters.transactions.get() == 1);
@@ -102,14 +103,14 @@ TEST_CASE("a refused value or a missing table fails at once; retries end with th
   FakeServer server;
   WriterCounters counters;
   StatementWriter writer("t", kNumbered, {0}, true, 0, counters.pointers());
-  std::vector<Row> rows{Row(RowKind::kInsert, {int64_t{1}, "a"})};
-  std::vector<const Row*> pointers{&rows[0]};
+  Batch rows(kNumbered);
+  rows.append(Row(RowKind::kInsert, {int64_t{1}, "a"}));
   std::unique_ptr<SinkConnection> connection;
   const RetryPolicy policy{
       .max_retries = 2, .backoff = std::chrono::milliseconds(1), .retries = &counters.retries};
   const auto write = [&] {
     writer.in_transaction(connection, server.connector(), policy, "table 't'",
-                          [&](SinkConnection& c) { writer.append(c, pointers); });
+                          [&](SinkConnection& c) { writer.append(c, rows); });
   };
   server.fail_next("UPSERT", 1406);
   CHECK_THROWS_AS(write(), DataError);
@@ -136,7 +137,7 @@ TEST_CASE("buffer and writer leave the table as the changes applied in order", "
     FakeServer server(strings);
     WriterCounters counters;
     StatementWriter writer("t", schema, {0}, true, 0, counters.pointers());
-    UpsertBuffer buffer({0}, strings);
+    UpsertBuffer buffer(schema, {0}, strings);
     std::map<std::string, Row> expected;  // the changes applied one by one
     auto connection = server.connect();
     const std::vector<std::string> names{"a", "A", "b", "B", "c"};
@@ -151,7 +152,7 @@ TEST_CASE("buffer and writer leave the table as the changes applied in order", "
       return Row(kind, std::move(fields));
     };
     const auto flush = [&](bool resolve_held) {
-      writer.write(*connection, buffer.runs(resolve_held));
+      writer.write(*connection, buffer.rows(), buffer.runs(resolve_held));
       buffer.clear();
     };
     for (int step = 0; step < 3000; ++step) {
@@ -206,13 +207,13 @@ struct CommitterFixture {
 // Writes rows with ids `ids` (value: the id) into the committer's open transaction.
 void write_rows(XaCommitter& committer, std::vector<int64_t> ids) {
   SinkConnection& connection = committer.open();
-  std::vector<Row> rows;
-  for (int64_t id : ids) rows.push_back(Row(RowKind::kInsert, {id, std::to_string(id)}));
-  std::vector<const Row*> pointers;
-  for (const Row& row : rows) pointers.push_back(&row);
+  Batch rows(kNumbered);
+  for (int64_t id : ids) rows.append(Row(RowKind::kInsert, {id, std::to_string(id)}));
+  std::vector<uint32_t> all(rows.size());
+  std::iota(all.begin(), all.end(), 0);
   BulkSql upsert{"INSERT", {0, 1}, {DataType::bigint(), DataType::string()}};
-  connection.execute_bulk(upsert, pointers);
-  committer.wrote(std::move(rows));
+  connection.execute_bulk(upsert, rows, all);
+  committer.wrote(rows.rows());
 }
 
 }  // namespace
