@@ -42,42 +42,43 @@ class KeyedAggregate final : public Operator {
   }
 
   // The input comes through key_by: the state is that of the row's key.
-  void process(Row&& row, Collector& out) override {
+  void process_row(RowRef row, Collector& out) override {
     int64_t count = 0;
     Value sum = zero_of(sum_type_);
     if (auto saved = accumulators_->get()) {
       count = saved->at(0).as_bigint();
       sum = std::move(saved->at(1));
     }
-    const bool adds = row.kind == RowKind::kInsert || row.kind == RowKind::kUpdateAfter;
+    const bool adds = row.kind() == RowKind::kInsert || row.kind() == RowKind::kUpdateAfter;
     const int sign = adds ? 1 : -1;
     const int64_t new_count = count + sign;
-    const Value new_sum = add(sum, row.fields[value_], sign);
+    const Value new_sum = add(sum, row.value(value_), sign);
     if (new_count < 0) {
       throw DataError("retraction " + row.to_string() + " of a key that has no rows");
     }
     if (new_count == 0) {
       accumulators_->erase();
-      out.emit(result(RowKind::kDelete, row, count, sum));
+      emit(out, RowKind::kDelete, row, count, sum);
       return;
     }
     accumulators_->put({Value(new_count), new_sum});
     if (count == 0) {
-      out.emit(result(RowKind::kInsert, row, new_count, new_sum));
+      emit(out, RowKind::kInsert, row, new_count, new_sum);
     } else {
-      out.emit(result(RowKind::kUpdateBefore, row, count, sum));
-      out.emit(result(RowKind::kUpdateAfter, row, new_count, new_sum));
+      emit(out, RowKind::kUpdateBefore, row, count, sum);
+      emit(out, RowKind::kUpdateAfter, row, new_count, new_sum);
     }
   }
 
  private:
-  Row result(RowKind kind, const Row& input, int64_t count, const Value& sum) const {
-    Row out;
-    out.kind = kind;
-    for (size_t k : keys_) out.fields.push_back(input.fields[k]);
-    out.fields.emplace_back(count);
-    out.fields.push_back(sum);
-    return out;
+  // Appends (key columns of `input`, count, sum) to the output's columns.
+  void emit(Collector& out, RowKind kind, RowRef input, int64_t count, const Value& sum) const {
+    Batch& batch = out.batch();
+    const uint32_t at = batch.add_rows(1, kind);
+    size_t c = 0;
+    for (size_t k : keys_) batch.column(c++).set_value(at, input.value(k));
+    batch.column(c++).values<int64_t>()[at] = count;
+    batch.column(c).set_value(at, sum);
   }
 
   const std::vector<size_t> keys_;
