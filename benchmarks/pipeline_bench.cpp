@@ -133,7 +133,8 @@ Benchmark flush_signal_benchmark() {
       .description = "the unchained pipeline with FlushSignals every 10 ms against none",
       .scenarios =
           [](const BenchSettings& settings) {
-            const uint64_t rows = settings.quick ? 500'000 : 5'000'000;
+            // Enough rows for a run of a few hundred milliseconds: dozens of signals.
+            const uint64_t rows = settings.quick ? 5'000'000 : 50'000'000;
             return std::vector<BenchScenario>{
                 {"baseline: engine.flush.interval=0", true,
                  [=] { return engine_pipeline(rows, Shape::kOneBoundary); }},
@@ -156,17 +157,18 @@ Benchmark pipeline_benchmark() {
             return std::vector<BenchScenario>{
                 {"baseline: single-thread loop", true, [=] { return single_thread_loop(rows); }},
                 {"baseline: two-thread SPSC", true, [=] { return two_thread_spsc(rows); }},
-                // Ten times the rows: a few milliseconds would measure noise.
+                // Ten times the rows where a run is fast: a few milliseconds
+                // would measure noise.
                 {"baseline: typed single-thread loop", true,
                  [=] { return typed_single_thread_loop(10 * rows); }},
                 {"baseline: typed two-thread SPSC", true,
                  [=] { return typed_two_thread_spsc(10 * rows); }},
                 {"chained (1 thread)", false,
-                 [=] { return engine_pipeline(rows, Shape::kChained); }},
+                 [=] { return engine_pipeline(10 * rows, Shape::kChained); }},
                 {"unchained (one thread boundary)", false,
-                 [=] { return engine_pipeline(rows, Shape::kOneBoundary); }},
+                 [=] { return engine_pipeline(10 * rows, Shape::kOneBoundary); }},
                 {"keyed exchange, parallelism 2", false,
-                 [=] { return engine_pipeline(rows, Shape::kKeyedParallel); }},
+                 [=] { return engine_pipeline(10 * rows, Shape::kKeyedParallel); }},
             };
           },
   };

@@ -76,19 +76,23 @@ void ColumnVector::set_value(uint32_t row, const Value& value) {
 
 size_t ColumnVector::hash(uint32_t row) const {
   if (is_null(row)) return Value().hash();
+  // As Value::hash() mixes in its variant's index (TypeId + 1): a key goes
+  // to the same subtask as it did when records were Values, so that keyed
+  // state in older checkpoints is found where it was saved.
+  const size_t index = static_cast<size_t>(type()) + 1;
   switch (type()) {
     case TypeId::kBigint:
-      return hash_field(values<int64_t>()[row]);
+      return hash_field(values<int64_t>()[row]) ^ index;
     case TypeId::kDouble:
-      return hash_field(values<double>()[row]);
+      return hash_field(values<double>()[row]) ^ index;
     case TypeId::kDecimal:
-      return hash_field(values<Decimal>()[row]);
+      return hash_field(values<Decimal>()[row]) ^ index;
     case TypeId::kString:
-      return hash_field(string_at(row));
+      return hash_field(string_at(row)) ^ index;
     case TypeId::kBoolean:
-      return hash_field(values<BoolSlot>()[row].value);
+      return hash_field(values<BoolSlot>()[row].value) ^ index;
     case TypeId::kTimestamp:
-      return hash_field(values<Timestamp>()[row]);
+      return hash_field(values<Timestamp>()[row]) ^ index;
   }
   return 0;
 }

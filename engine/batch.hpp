@@ -82,7 +82,8 @@ class ColumnVector {
   Value value(uint32_t row) const;
   /// Writes `value` into `row`; throws DataError if it is of another type.
   void set_value(uint32_t row, const Value& value);
-  /// A hash of row `row`'s value: equal values hash equally (DECIMALs of any scale too).
+  /// Row `row`'s value's Value::hash(): equal values hash equally (DECIMALs
+  /// of any scale too), and as they always did.
   size_t hash(uint32_t row) const;
 
   /// Adds `n` rows holding defaults, not NULL.

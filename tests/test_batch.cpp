@@ -133,6 +133,17 @@ TEST_CASE("a RowRef reads and writes fields in place, strings included", "[batch
   CHECK(batch.row(2) == every_type()[2]);
 }
 
+TEST_CASE("a batch column hashes a value as Value::hash() does, so keys keep their subtask",
+          "[batch]") {
+  const Batch batch = batch_of(every_type());
+  for (uint32_t row = 0; row < batch.size(); ++row) {
+    for (size_t c = 0; c < kEvery.size(); ++c) {
+      INFO(kEvery.column(c).name << " of row " << row);
+      CHECK(batch.column(c).hash(row) == batch.column(c).value(row).hash());
+    }
+  }
+}
+
 TEST_CASE("equal values hash equally in a batch column, DECIMALs of any scale too", "[batch]") {
   const Schema schema = Schema::parse("d DECIMAL(10,3), s STRING");
   Batch batch(schema);
