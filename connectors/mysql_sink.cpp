@@ -190,7 +190,8 @@ class MySqlSink final : public Sink {
   }
 
  private:
-  // Upsert mode keeps the last change per key; append mode every row.
+  // Upsert mode keeps the last change per key; append mode every row: a
+  // Row, rows `selected` of `rows`, or every selected row of `rows`.
   void buffer(const Row& row) {
     if (mode_ == MySqlSinkOptions::Mode::kAppend) {
       appended_.append(row);
@@ -198,7 +199,6 @@ class MySqlSink final : public Sink {
       changes_.add(row);
     }
   }
-  // Rows `selected` of `rows`, or all its selected rows.
   void buffer(const Batch& rows, std::span<const uint32_t> selected) {
     if (mode_ == MySqlSinkOptions::Mode::kAppend) {
       appended_.append(rows, selected);

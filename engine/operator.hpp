@@ -166,11 +166,12 @@ class Operator : public CheckpointHooks {
         "the operator implements none of process(), process_row() and process_batch()");
   }
   /// One record as a view into its batch. The engine calls it for each
-  /// record when the input is keyed (after setting the current key).
+  /// record, after setting the current key, when the operator reads its
+  /// current key (see OperatorContext::current_key()).
   virtual void process_row(RowRef row, Collector& out) { process(row.to_row(), out); }
   /// Processes the selected rows of `rows` in order, as process_row() on
-  /// each would, and leaves `rows` empty. The engine calls it when the input
-  /// is not keyed: one virtual call per batch.
+  /// each would, and leaves `rows` empty. The engine calls it otherwise:
+  /// one virtual call per batch.
   virtual void process_batch(Batch& rows, Collector& out) {
     rows.for_each([&](uint32_t i) { process_row(rows.ref(i), out); });
     rows.clear();
