@@ -77,18 +77,22 @@ rocksdb::WriteOptions no_wal() {
 
 bool is_sst(const fs::path& file) { return file.extension() == ".sst" || file.extension() == ".blob"; }
 
-// Writes `entries`, sorted first, straight into a table file and has RocksDB
+rocksdb::Slice slice(std::string_view s) { return {s.data(), s.size()}; }
+
+// Writes `changes`, sorted first, straight into a table file and has RocksDB
 // take the file over: for a snapshot's many entries this costs a fraction of
 // inserting them into the memtable and flushing it.
-template <typename Entries>
-void ingest(rocksdb::DB& db, Entries& entries, const fs::path& file) {
-  if (entries.empty()) return;
-  std::sort(entries.begin(), entries.end(),
-            [](const auto& a, const auto& b) { return *a.first < *b.first; });
+template <typename Changes>
+void ingest(rocksdb::DB& db, Changes& changes, const fs::path& file) {
+  if (changes.changes.empty()) return;
+  std::sort(changes.changes.begin(), changes.changes.end(),
+            [&](const auto& a, const auto& b) { return changes.key(a) < changes.key(b); });
   rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), store_options());
   check(writer.Open(file.string()), "creating " + file.string());
-  for (const auto& [key, value] : entries) {
-    check(value ? writer.Put(*key, *value) : writer.Delete(*key), "writing " + file.string());
+  for (const auto& c : changes.changes) {
+    const rocksdb::Slice key = slice(changes.key(c));
+    check(c.erased ? writer.Delete(key) : writer.Put(key, slice(changes.value(c))),
+          "writing " + file.string());
   }
   check(writer.Finish(), "finishing " + file.string());
   rocksdb::IngestExternalFileOptions options;
@@ -203,27 +207,41 @@ void StateStore::put(std::string_view key, std::string_view value) { cache(key, 
 
 void StateStore::erase(std::string_view key) { cache(key, std::nullopt, true); }
 
-StateStore::Entries StateStore::take_dirty() {
-  Entries dirty;
-  dirty.reserve(dirty_.size());
+StateStore::Changes StateStore::take_dirty() {
+  Changes out;
+  size_t bytes = 0;
+  for (const CacheEntry* entry : dirty_) {
+    bytes += entry->first.size() + (entry->second.value ? entry->second.value->size() : 0);
+  }
+  out.bytes.reserve(bytes);
+  out.changes.reserve(dirty_.size());
   for (CacheEntry* entry : dirty_) {
-    dirty.emplace_back(&entry->first, entry->second.value);
+    Changes::Change& c = out.changes.emplace_back();
+    c.key = out.bytes.size();
+    c.key_size = entry->first.size();
+    out.bytes += entry->first;
+    c.erased = !entry->second.value;
+    if (!c.erased) {
+      c.value = out.bytes.size();
+      c.value_size = entry->second.value->size();
+      out.bytes += *entry->second.value;
+    }
     entry->second.dirty = false;
   }
   dirty_.clear();
-  return dirty;
+  return out;
 }
 
 void StateStore::write_back() {
   wait_for_snapshot();
-  const Entries dirty = take_dirty();
-  if (dirty.empty()) return;
+  const Changes dirty = take_dirty();
+  if (dirty.changes.empty()) return;
   rocksdb::WriteBatch batch;
-  for (const auto& [key, value] : dirty) {
-    if (value) {
-      batch.Put(*key, *value);
+  for (const auto& c : dirty.changes) {
+    if (c.erased) {
+      batch.Delete(slice(dirty.key(c)));
     } else {
-      batch.Delete(*key);
+      batch.Put(slice(dirty.key(c)), slice(dirty.value(c)));
     }
   }
   reach_db([&] { check(db_->Write(no_wal(), &batch), "writing"); });
@@ -254,9 +272,9 @@ void StateStore::scan(std::string_view prefix,
 std::shared_future<uint64_t> StateStore::snapshot(const fs::path& dir) {
   wait_for_snapshot();
   snapshot_in_progress_ =
-      std::async(std::launch::async, [this, dir, entries = take_dirty()]() mutable {
+      std::async(std::launch::async, [this, dir, changes = take_dirty()]() mutable {
         return reach_db([&] {
-          ingest(*db_, entries, path_.string() + "-ingest.sst");
+          ingest(*db_, changes, path_.string() + "-ingest.sst");
           rocksdb::Checkpoint* raw = nullptr;
           check(rocksdb::Checkpoint::Create(db_.get(), &raw), "preparing a snapshot");
           std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);

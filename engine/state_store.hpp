@@ -67,15 +67,30 @@ class StateStore {
     bool dirty = false;
   };
   using CacheEntry = std::pair<const std::string, Cached>;
-  // A snapshot's entries: the key stays in the cache (which keeps it until
-  // the snapshot is written), the value is a copy.
-  using Entries = std::vector<std::pair<const std::string*, std::optional<std::string>>>;
+  // Changed entries copied out of the cache into one buffer: no allocation
+  // per entry at the barrier, and the thread that writes a snapshot neither
+  // reads the cache nor frees memory entry by entry (which would contend
+  // with the task's own allocations).
+  struct Changes {
+    struct Change {
+      size_t key = 0;
+      size_t key_size = 0;
+      size_t value = 0;
+      size_t value_size = 0;
+      bool erased = false;
+    };
+    std::string bytes;  // keys and values, back to back
+    std::vector<Change> changes;
+
+    std::string_view key(const Change& c) const { return {bytes.data() + c.key, c.key_size}; }
+    std::string_view value(const Change& c) const { return {bytes.data() + c.value, c.value_size}; }
+  };
 
   explicit StateStore(rocksdb::DB* db, std::filesystem::path path);
   /// Sets the cached value of `key` (nullopt: erased); `dirty`: a write.
   Cached& cache(std::string_view key, std::optional<std::string_view> value, bool dirty);
   /// Copies the dirty entries, unsorted, and marks them clean.
-  Entries take_dirty();
+  Changes take_dirty();
   /// Writes the dirty entries to RocksDB now (after any snapshot in progress).
   void write_back();
   /// Waits for the snapshot in progress, if any; rethrows its error.
