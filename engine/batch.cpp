@@ -182,16 +182,23 @@ void Batch::append_from(const Batch& from, uint32_t row) {
 
 void Batch::append(const Batch& from) {
   if (!same_layout(from)) throw_layout_mismatch(from);
-  if (from.all_selected_) {
-    append_selected(from, nullptr, from.size());
-  } else {
-    append_selected(from, from.selection_.data(), static_cast<uint32_t>(from.selection_.size()));
-  }
+  append_selected(from, from.all_selected_ ? nullptr : from.selection_.data(), from.selected());
 }
 
 void Batch::append(const Batch& from, std::span<const uint32_t> rows) {
   if (!same_layout(from)) throw_layout_mismatch(from);
   append_selected(from, rows.data(), static_cast<uint32_t>(rows.size()));
+}
+
+void Batch::append_columns(const Batch& from, std::span<const size_t> columns) {
+  bool fits = columns.size() == columns_.size();
+  for (size_t c = 0; fits && c < columns.size(); ++c) {
+    fits =
+        columns[c] < from.columns_.size() && from.columns_[columns[c]].type() == columns_[c].type();
+  }
+  if (!fits) throw_layout_mismatch(from);
+  append_selected(from, from.all_selected_ ? nullptr : from.selection_.data(), from.selected(),
+                  columns.data());
 }
 
 void Batch::take(Batch& from) {
@@ -206,7 +213,8 @@ void Batch::take(Batch& from) {
   from.clear();
 }
 
-void Batch::append_selected(const Batch& from, const uint32_t* rows, uint32_t n) {
+void Batch::append_selected(const Batch& from, const uint32_t* rows, uint32_t n,
+                            const size_t* columns) {
   const uint32_t first = size();
   if (!all_selected_) {
     for (uint32_t i = 0; i < n; ++i) selection_.push_back(first + i);
@@ -216,7 +224,9 @@ void Batch::append_selected(const Batch& from, const uint32_t* rows, uint32_t n)
   } else {
     for (uint32_t i = 0; i < n; ++i) kinds_.push_back(from.kinds_[rows[i]]);
   }
-  for (size_t c = 0; c < columns_.size(); ++c) columns_[c].append_from(from.columns_[c], rows, n);
+  for (size_t c = 0; c < columns_.size(); ++c) {
+    columns_[c].append_from(from.columns_[columns ? columns[c] : c], rows, n);
+  }
 }
 
 Row Batch::row(uint32_t row) const {

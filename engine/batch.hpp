@@ -175,6 +175,10 @@ class Batch {
   void append(const Batch& from);
   /// Appends rows `rows` of `from`, in that order.
   void append(const Batch& from, std::span<const uint32_t> rows);
+  /// Appends the selected rows of `from`, taking this batch's column `c`
+  /// from `from`'s column `columns[c]`, which must be of the same type
+  /// (else throws std::logic_error): a projection.
+  void append_columns(const Batch& from, std::span<const size_t> columns);
   /// Appends every selected row of `from` and clears it; takes its storage
   /// instead when this batch holds nothing and the column types agree.
   void take(Batch& from);
@@ -199,8 +203,10 @@ class Batch {
     selection_.swap(scratch_);
     all_selected_ = false;
   }
-  // Rows `rows[0..n)` of `from`, or its first `n` when `rows` is null.
-  void append_selected(const Batch& from, const uint32_t* rows, uint32_t n);
+  // Rows `rows[0..n)` of `from`, or its first `n` when `rows` is null;
+  // column c from `from`'s column columns[c], or c when `columns` is null.
+  void append_selected(const Batch& from, const uint32_t* rows, uint32_t n,
+                       const size_t* columns = nullptr);
   [[noreturn]] void throw_layout_mismatch(const Batch& from) const;
 
   const Schema* schema_;

@@ -193,3 +193,17 @@ TEST_CASE("RowRef functions of map, filter and flat_map change records in place"
     CHECK(rows[i + 1].fields[2] == rows[i].fields[2]);
   }
 }
+
+TEST_CASE("append_columns projects the selected rows, column by column", "[batch]") {
+  Batch batch = batch_of(every_type());
+  batch.keep_if([](uint32_t i) { return i != 1; });
+  const Schema projected = Schema::parse("note STRING, id BIGINT");
+  Batch out(projected);
+  const std::vector<size_t> columns{3, 0};
+  out.append_columns(batch, columns);
+  CHECK(out.rows() ==
+        std::vector<Row>{Row(RowKind::kInsert, {"one", 1}), Row(RowKind::kDelete, {"", 3})});
+  const std::vector<size_t> wrong{0, 3};  // BIGINT into STRING
+  CHECK_THROWS_AS(out.append_columns(batch, wrong), std::logic_error);
+  CHECK(out.size() == 2);
+}

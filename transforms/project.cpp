@@ -5,15 +5,13 @@
 namespace sluice {
 namespace {
 
+// Copies the kept columns of each batch, column by column.
 class ProjectOperator final : public Operator {
  public:
   explicit ProjectOperator(std::vector<size_t> indexes) : indexes_(std::move(indexes)) {}
-  void process(Row&& row, Collector& out) override {
-    std::vector<Value> fields;
-    fields.reserve(indexes_.size());
-    for (size_t i : indexes_) fields.push_back(std::move(row.fields[i]));
-    row.fields = std::move(fields);
-    out.emit(std::move(row));
+  void process_batch(Batch& rows, Collector& out) override {
+    out.batch().append_columns(rows, indexes_);
+    rows.clear();
   }
 
  private:
