@@ -18,160 +18,6 @@ using namespace std::chrono_literals;
 constexpr std::chrono::microseconds kFirstIdleWait = 100us;
 constexpr std::chrono::microseconds kLastIdleWait = 5ms;
 
-// An exception from user code, tagged with the operator it came from. Not a
-// std::exception, so that user code catching those does not catch it on its
-// way through an upstream operator of the same chain.
-struct OperatorFailure {
-  std::string operator_name;
-  std::string message;
-  std::exception_ptr cause;
-};
-
-// Calls `f`, tagging what it throws with the operator `name`.
-template <typename F>
-decltype(auto) guarded(const std::string& name, F&& f) {
-  try {
-    return f();
-  } catch (const OperatorFailure&) {
-    throw;
-  } catch (const TaskCancelled&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw OperatorFailure{name, e.what(), std::current_exception()};
-  } catch (...) {
-    throw OperatorFailure{name, "unknown exception", std::current_exception()};
-  }
-}
-
-// Checks what an operator emitted against the changelog mode and the
-// DECIMAL precisions it declared (RuntimeOptions::check_rows); the batch's
-// columns already hold only the declared types.
-void check_rows(const NodeDef& node, Batch& rows) {
-  const Schema& schema = node.output.schema;
-  rows.for_each([&](uint32_t i) {
-    std::string problem;
-    if (!node.output.mode.contains(rows.kind(i))) {
-      problem = "its changelog mode is " + node.output.mode.to_string();
-    }
-    for (size_t c = 0; c < schema.size() && problem.empty(); ++c) {
-      const DataType& type = schema.column(c).type;
-      const ColumnVector& column = rows.column(c);
-      if (type.id == TypeId::kDecimal && !column.is_null(i) &&
-          !column.values<Decimal>()[i].fits(type.precision, type.scale)) {
-        problem = "column '" + schema.column(c).name + "' is " + type.to_string();
-      }
-    }
-    // Thrown inside the emitting operator's call: tagged with its name there.
-    if (!problem.empty())
-      throw DataError("emitted " + rows.ref(i).to_string() + ", but " + problem);
-  });
-}
-
-// Sets an operator's current key (for its keyed state) from each record.
-class KeyTaker {
- public:
-  virtual ~KeyTaker() = default;
-  virtual void take_key(RowRef row) = 0;
-  /// Whether the operator reads the current key; if not, it takes whole batches.
-  virtual bool wants_keys() const = 0;
-};
-
-// What one member of the chain (the source or a transform) emits: its
-// output batch, which it fills during a call and which is handed on, checked
-// first if asked, when the call returns.
-class MemberOutput {
- public:
-  MemberOutput(const NodeDef& node, BatchReceiver& next, bool check)
-      : node_(node), next_(next), check_(check) {}
-
-  /// Runs `call`, which emits into the collector it is given, then hands on
-  /// what it emitted; also when `call` throws, so that what came before a
-  /// failure is delivered. Run it inside the operator's guard, so that a
-  /// failed check names the operator.
-  template <typename F>
-  auto run(F&& call) {
-    if constexpr (std::is_void_v<std::invoke_result_t<F&, Collector&>>) {
-      call_delivering(call);
-      hand_on();
-    } else {
-      auto result = call_delivering(call);
-      hand_on();
-      return result;
-    }
-  }
-
- private:
-  template <typename F>
-  auto call_delivering(F& call) {
-    try {
-      return call(collector_);
-    } catch (...) {
-      try {
-        hand_on();
-      } catch (...) {  // the first failure is the one to report
-      }
-      batch_.clear();
-      throw;
-    }
-  }
-  void hand_on() {
-    if (check_) check_rows(node_, batch_);
-    if (!batch_.empty()) next_.push(batch_);
-    batch_.clear();
-  }
-
-  const NodeDef& node_;
-  BatchReceiver& next_;
-  const bool check_;
-  Batch batch_{node_.output.schema};
-  Collector collector_{batch_};
-};
-
-// Feeds one transform of the chain. With `keys` (its input is keyed) wanted
-// by the operator, the records go one by one, each after setting the
-// operator's current key; otherwise a batch at a time.
-class OperatorLink final : public BatchReceiver {
- public:
-  OperatorLink(Operator& op, MemberOutput& output, OperatorMetrics& metrics, KeyTaker* keys)
-      : op_(op), output_(output), metrics_(metrics), keys_(keys) {}
-  void push(Batch& rows) override {
-    metrics_.records_in.add(rows.selected());
-    guarded(metrics_.name, [&] {
-      output_.run([&](Collector& out) {
-        if (!keys_ || !keys_->wants_keys()) {
-          op_.process_batch(rows, out);
-          return;
-        }
-        rows.for_each([&](uint32_t i) {
-          keys_->take_key(rows.ref(i));
-          op_.process_row(rows.ref(i), out);
-        });
-        rows.clear();
-      });
-    });
-  }
-
- private:
-  Operator& op_;
-  MemberOutput& output_;
-  OperatorMetrics& metrics_;
-  KeyTaker* keys_;
-};
-
-// Feeds the sink at the end of the chain.
-class SinkLink final : public BatchReceiver {
- public:
-  SinkLink(Sink& sink, OperatorMetrics& metrics) : sink_(sink), metrics_(metrics) {}
-  void push(Batch& rows) override {
-    metrics_.records_in.add(rows.selected());
-    guarded(metrics_.name, [&] { sink_.write_batch(rows); });
-  }
-
- private:
-  Sink& sink_;
-  OperatorMetrics& metrics_;
-};
-
 }  // namespace
 
 class Task::Context final : public SinkContext, public KeyTaker {
@@ -255,7 +101,6 @@ struct Task::Member {
   std::unique_ptr<Source> source;  // exactly one of these three is set
   std::unique_ptr<Operator> op;
   std::unique_ptr<Sink> sink;
-  std::unique_ptr<MemberOutput> output;  // sources and transforms: what they emit
 
   const std::string& name() const { return node->name; }
   CheckpointHooks& hooks() const {
@@ -356,25 +201,18 @@ void Task::open_chain() {
   source_ = chain_.front().source.get();
   sink_ = chain_.back().sink.get();
 
-  // Link the chain from its end: the sink, or the writer into the output channels.
-  BatchReceiver* next;
-  if (sink_) {
-    links_.push_back(std::make_unique<SinkLink>(*sink_, *chain_.back().metrics));
-    next = links_.back().get();
-  } else {
+  // The chain ends in the sink, or in the writer into the output channels.
+  if (!sink_) {
     writer_ = std::make_unique<RecordWriter>(std::move(outputs_), options_.batch_size, notifier_,
                                              job_.cancelled(), metrics_);
-    next = writer_.get();
   }
-  for (auto m = chain_.rbegin(); m != chain_.rend(); ++m) {
-    if (m->sink) continue;
-    m->output = std::make_unique<MemberOutput>(*m->node, *next, options_.check_rows);
-    if (!m->op) continue;
-    links_.push_back(std::make_unique<OperatorLink>(
-        *m->op, *m->output, *m->metrics, m->context->keyed() ? m->context.get() : nullptr));
-    next = links_.back().get();
+  std::vector<OperatorChain::Member> links;
+  for (Member& m : chain_) {
+    links.push_back({m.node, m.metrics, m.source.get(), m.op.get(), m.sink.get(),
+                     m.context->keyed() ? m.context.get() : nullptr});
   }
-  head_ = next;
+  operators_ =
+      std::make_unique<OperatorChain>(std::move(links), writer_.get(), options_.check_rows);
 
   for (Member& m : chain_) {
     guarded(m.name(), [&] {
@@ -399,8 +237,7 @@ void Task::close_chain() {
   // Snapshots still being written need their stores.
   snapshots_in_progress_.clear();
   // Operators are destroyed here, on the thread that used them, sink first.
-  head_ = nullptr;
-  links_.clear();
+  operators_.reset();
   writer_.reset();
   source_ = nullptr;
   sink_ = nullptr;
@@ -437,7 +274,6 @@ void Task::idle(std::optional<Notifier::Clock::time_point> deadline) {
 
 void Task::run_source() {
   using Clock = Notifier::Clock;
-  const std::string& name = chain_.front().name();
   const double rate = chain_.front().node->source.rate / parallelism_;
   const Counter& emitted = source_output();
   const Clock::time_point start = Clock::now();
@@ -462,10 +298,7 @@ void Task::run_source() {
         continue;
       }
     }
-    const PollResult polled = guarded(name, [&] {
-      return chain_.front().output->run([&](Collector& out) { return source_->poll_next(out); });
-    });
-    switch (polled) {
+    switch (operators_->poll_source()) {
       case PollResult::kMoreAvailable:
         idle_wait = kFirstIdleWait;
         break;
@@ -497,7 +330,7 @@ void Task::run_inputs() {
     }
     metrics_.batches_in.add(1);
     const ControlEvent event = batch->event;
-    head_->push(*batch);
+    operators_->head().push(*batch);
     inputs_.recycle(index, std::move(batch));
     switch (event.kind) {
       case EventKind::kNone:
@@ -604,16 +437,8 @@ void Task::notify_checkpoint_aborted(int64_t id) {
 }
 
 void Task::on_end_of_data() {
-  for (Member& m : chain_) {
-    if (m.op) {
-      guarded(m.name(), [&] { m.output->run([&](Collector& out) { m.op->finish(out); }); });
-    }
-  }
-  if (sink_) {
-    guarded(chain_.back().name(), [&] { sink_->finish(); });
-  } else {
-    writer_->emit_event({EventKind::kEndOfData, 0});
-  }
+  operators_->finish();
+  if (writer_) writer_->emit_event({EventKind::kEndOfData, 0});
 }
 
 void Task::end_stream() {

@@ -20,6 +20,7 @@
 #include "engine/mailbox.hpp"
 #include "engine/metrics.hpp"
 #include "engine/notifier.hpp"
+#include "engine/operator_chain.hpp"
 #include "engine/physical_plan.hpp"
 #include "engine/record_writer.hpp"
 
@@ -119,8 +120,7 @@ class Task final : public CheckpointParticipant {
   // The chain, built on the task's own thread by open_chain(), upstream first.
   std::vector<Member> chain_;
   std::unique_ptr<RecordWriter> writer_;  // unless the chain ends in a sink
-  std::vector<std::unique_ptr<BatchReceiver>> links_;  // the transforms' and the sink's
-  BatchReceiver* head_ = nullptr;                      // where batches entering the chain go
+  std::unique_ptr<OperatorChain> operators_;  // links them
   Source* source_ = nullptr;
   Sink* sink_ = nullptr;
   std::function<void()> flush_action_;
