@@ -138,11 +138,11 @@ void Task::post_trigger(int64_t id) {
 }
 
 void Task::post_complete(int64_t id) {
-  mailbox_.post([this, id] { notify_checkpoint_complete(id); });
+  mailbox_.post([this, id] { checkpointer_.notify_complete(id); });
 }
 
 void Task::post_aborted(int64_t id) {
-  mailbox_.post([this, id] { notify_checkpoint_aborted(id); });
+  mailbox_.post([this, id] { checkpointer_.notify_aborted(id); });
 }
 
 void Task::post_finish() {
@@ -213,6 +213,12 @@ void Task::open_chain() {
   }
   operators_ =
       std::make_unique<OperatorChain>(std::move(links), writer_.get(), options_.check_rows);
+  std::vector<SubtaskCheckpointer::Member> participants;
+  for (Member& m : chain_) {
+    participants.push_back({&m.node->name, &m.hooks(),
+                            [context = m.context.get()] { return context->store_to_snapshot(); }});
+  }
+  checkpointer_.set_members(std::move(participants));
 
   for (Member& m : chain_) {
     guarded(m.name(), [&] {
@@ -235,7 +241,8 @@ void Task::close_chain() {
     cancel_action_ = nullptr;
   }
   // Snapshots still being written need their stores.
-  snapshots_in_progress_.clear();
+  checkpointer_.wait();
+  checkpointer_.set_members({});
   // Operators are destroyed here, on the thread that used them, sink first.
   operators_.reset();
   writer_.reset();
@@ -393,47 +400,7 @@ void Task::on_barrier(size_t input, int64_t id) {
 void Task::checkpoint(int64_t id, std::chrono::nanoseconds alignment) {
   // Downstream can start aligning while this task snapshots.
   if (writer_) writer_->emit_event({EventKind::kBarrier, id});
-  const auto started = std::chrono::steady_clock::now();
-  CheckpointAck ack{id, checkpointing_.index, {}, alignment};
-  std::vector<std::shared_future<uint64_t>> snapshots;  // one per ack.states entry
-  for (Member& m : chain_) {
-    guarded(m.name(), [&] {
-      m.hooks().snapshot_state(id);
-      if (StateStore* store = m.context->store_to_snapshot()) {
-        const auto dir = checkpointing_.storage->subtask_dir(id, m.name(), subtask_);
-        snapshots.push_back(store->snapshot(dir));
-        ack.states.push_back({m.name(), subtask_, 0});
-      }
-    });
-  }
-  ack.pause = std::chrono::steady_clock::now() - started;
-  if (snapshots.empty()) {
-    checkpointing_.coordinator->acknowledge(std::move(ack));
-    return;
-  }
-  // The stores finish their snapshots in the background; acknowledge then.
-  std::erase_if(snapshots_in_progress_, [](const std::future<void>& f) {
-    return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
-  });
-  snapshots_in_progress_.push_back(std::async(
-      std::launch::async, [this, ack = std::move(ack), snapshots = std::move(snapshots)]() mutable {
-        try {
-          for (size_t i = 0; i < snapshots.size(); ++i) ack.states[i].bytes = snapshots[i].get();
-          checkpointing_.coordinator->acknowledge(std::move(ack));
-        } catch (const std::exception& e) {
-          job_.fail({metrics_.name, subtask_, parallelism_,
-                     "checkpoint " + std::to_string(ack.id) + ": " + e.what(),
-                     std::current_exception()});
-        }
-      }));
-}
-
-void Task::notify_checkpoint_complete(int64_t id) {
-  for (Member& m : chain_) guarded(m.name(), [&] { m.hooks().notify_checkpoint_complete(id); });
-}
-
-void Task::notify_checkpoint_aborted(int64_t id) {
-  for (Member& m : chain_) guarded(m.name(), [&] { m.hooks().notify_checkpoint_aborted(id); });
+  checkpointer_.checkpoint(id, alignment);
 }
 
 void Task::on_end_of_data() {

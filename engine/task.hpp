@@ -23,16 +23,9 @@
 #include "engine/operator_chain.hpp"
 #include "engine/physical_plan.hpp"
 #include "engine/record_writer.hpp"
+#include "engine/subtask_checkpointer.hpp"
 
 namespace sluice {
-
-/// Where a task keeps state and whom it tells about checkpoints.
-struct TaskCheckpointing {
-  const CheckpointStorage* storage = nullptr;   ///< always set: state lives there
-  std::optional<int64_t> restored;              ///< the checkpoint this run resumes from
-  CheckpointAcknowledger* coordinator = nullptr;  ///< null when checkpoints are off
-  size_t index = 0;                              ///< this task's index for the coordinator
-};
 
 /// One subtask of a chain of operators, on its own thread. A source task
 /// polls its source; any other task reads batches from its input channels.
@@ -90,8 +83,6 @@ class Task final : public CheckpointParticipant {
   /// What counts the records a source task's source emitted.
   const Counter& source_output() const;
 
-  void notify_checkpoint_complete(int64_t id);
-  void notify_checkpoint_aborted(int64_t id);
   void emit_flush(int64_t tick);
   void on_flush(int64_t tick);
   void on_barrier(size_t input, int64_t id);
@@ -132,8 +123,10 @@ class Task final : public CheckpointParticipant {
   BarrierAligner aligner_{inputs_};
   bool data_ended_ = false;       // sources: emitted EndOfData
   bool stream_finished_ = false;  // sources: the final checkpoint completed
-  // Background snapshot writes, each acknowledging its checkpoint when done.
-  std::vector<std::future<void>> snapshots_in_progress_;
+  SubtaskCheckpointer checkpointer_{
+      checkpointing_, subtask_, [this](const std::string& message, std::exception_ptr cause) {
+        job_.fail({metrics_.name, subtask_, parallelism_, message, cause});
+      }};
 };
 
 }  // namespace sluice

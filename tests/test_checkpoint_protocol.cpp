@@ -1,4 +1,4 @@
-// Barrier alignment and the coordinator's protocol, driven without tasks.
+// Barrier alignment, the coordinator's protocol and a subtask's checkpoints, driven without tasks.
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
 #include <mutex>
@@ -6,6 +6,8 @@
 
 #include "engine/barrier_aligner.hpp"
 #include "engine/checkpoint_coordinator.hpp"
+#include "engine/operator_chain.hpp"
+#include "engine/subtask_checkpointer.hpp"
 #include "tests/support.hpp"
 
 using namespace sluice;
@@ -127,4 +129,81 @@ TEST_CASE("the coordinator tells every task how n ended before it triggers n+1",
       "source trigger 1", "sink complete 1",   "source complete 1", "source trigger 2",
       "sink complete 2",  "source complete 2", "source trigger 3"};
   CHECK(std::vector<std::string>(log.begin(), log.begin() + 7) == expected);
+}
+
+namespace {
+
+struct Acks final : CheckpointAcknowledger {
+  std::mutex mutex;
+  std::vector<CheckpointAck> acks;
+  void acknowledge(CheckpointAck ack) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    acks.push_back(std::move(ack));
+  }
+  void source_ended() override {}
+};
+
+struct Recording final : CheckpointHooks {
+  std::vector<std::string>* log;
+  std::string name;
+  Recording(std::vector<std::string>* l, std::string n) : log(l), name(std::move(n)) {}
+  void snapshot_state(int64_t id) override {
+    if (name == "broken") throw std::runtime_error("cannot snapshot");
+    log->push_back(name + " snapshot " + std::to_string(id));
+  }
+  void notify_checkpoint_complete(int64_t id) override {
+    log->push_back(name + " complete " + std::to_string(id));
+  }
+  void notify_checkpoint_aborted(int64_t id) override {
+    log->push_back(name + " aborted " + std::to_string(id));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a subtask checkpointer snapshots its members in order and saves the stores they used",
+          "[checkpoint]") {
+  testing::TempDir dir;
+  const CheckpointStorage storage(dir.path(), "job");
+  Acks acks;
+  const TaskCheckpointing checkpointing{&storage, std::nullopt, &acks, 7};
+  std::vector<std::string> failures;
+  SubtaskCheckpointer checkpointer(
+      checkpointing, 0, [&](const std::string& message, auto) { failures.push_back(message); });
+  std::vector<std::string> log;
+  Recording source(&log, "source"), sum(&log, "sum");
+  const std::string source_name = "source", sum_name = "sum";
+  auto store = StateStore::open(storage.work_dir("sum", 0), std::nullopt);
+  store->put("k", "v");
+  checkpointer.set_members({{&source_name, &source, [] { return nullptr; }},
+                            {&sum_name, &sum, [&] { return store.get(); }}});
+
+  checkpointer.checkpoint(1, std::chrono::milliseconds(3));
+  checkpointer.notify_complete(1);
+  checkpointer.notify_aborted(2);
+  checkpointer.wait();
+  CHECK(log == std::vector<std::string>{"source snapshot 1", "sum snapshot 1", "source complete 1",
+                                        "sum complete 1", "source aborted 2", "sum aborted 2"});
+  REQUIRE(acks.acks.size() == 1);
+  const CheckpointAck& ack = acks.acks[0];
+  CHECK(ack.id == 1);
+  CHECK(ack.task == 7);
+  CHECK(ack.alignment == std::chrono::milliseconds(3));
+  REQUIRE(ack.states.size() == 1);  // only the member with a store
+  CHECK(ack.states[0].operator_name == "sum");
+  CHECK(ack.states[0].bytes > 0);
+  CHECK(StateStore::open_read_only(storage.subtask_dir(1, "sum", 0))->get("k") == "v");
+  CHECK(failures.empty());
+
+  Recording broken(&log, "broken");
+  const std::string broken_name = "broken";
+  checkpointer.set_members({{&broken_name, &broken, [] { return nullptr; }}});
+  try {
+    checkpointer.checkpoint(2, {});
+    FAIL("the snapshot did not fail");
+  } catch (const OperatorFailure& failure) {
+    CHECK(failure.operator_name == "broken");
+    CHECK(failure.message == "cannot snapshot");
+  }
+  CHECK(acks.acks.size() == 1);  // nothing acknowledged for it
 }
