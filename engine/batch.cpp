@@ -167,12 +167,18 @@ std::string Batch::misfit(const Row& row) const {
   return {};
 }
 
-void Batch::append(const Row& row) {
-  if (std::string problem = misfit(row); !problem.empty()) {
-    throw DataError("row " + row.to_string() + " does not fit: " + problem);
-  }
+std::string Batch::try_append(const Row& row) {
+  std::string problem = misfit(row);
+  if (!problem.empty()) return problem;
   const uint32_t at = add_rows(1, row.kind);
   for (size_t i = 0; i < columns_.size(); ++i) columns_[i].set_value(at, row.fields[i]);
+  return problem;
+}
+
+void Batch::append(const Row& row) {
+  if (std::string problem = try_append(row); !problem.empty()) {
+    throw DataError("row " + row.to_string() + " does not fit: " + problem);
+  }
 }
 
 void Batch::append_from(const Batch& from, uint32_t row) {
@@ -245,6 +251,7 @@ std::vector<Row> Batch::rows() const {
 }
 
 bool Batch::same_layout(const Batch& other) const {
+  if (schema_ == other.schema_) return true;  // the common case, per emitted row
   if (columns_.size() != other.columns_.size()) return false;
   for (size_t i = 0; i < columns_.size(); ++i) {
     if (columns_[i].type() != other.columns_[i].type()) return false;

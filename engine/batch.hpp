@@ -165,6 +165,8 @@ class Batch {
   /// What keeps `row` out of this batch (its arity, or the column whose
   /// type a field does not have); empty when it fits.
   std::string misfit(const Row& row) const;
+  /// Appends `row` and returns "", or returns misfit() and appends nothing.
+  std::string try_append(const Row& row);
   /// Appends `row`; throws DataError with misfit() if it does not fit
   /// (nothing is appended then).
   void append(const Row& row);

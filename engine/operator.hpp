@@ -29,10 +29,9 @@ class Collector {
   /// Appends `row`; throws DataError if it does not have the operator's
   /// declared columns, naming the first that does not fit.
   void emit(const Row& row) {
-    if (std::string problem = out_->misfit(row); !problem.empty()) {
+    if (std::string problem = out_->try_append(row); !problem.empty()) {
       throw DataError("emitted " + row.to_string() + ", but " + problem);
     }
-    out_->append(row);
   }
   /// Appends a row of a batch with the same column types.
   void emit(RowRef row) { out_->append_from(row.batch(), row.index()); }

@@ -1,7 +1,6 @@
 #include "engine/task.hpp"
 
 #include <algorithm>
-#include <future>
 #include <stdexcept>
 
 #include "engine/error.hpp"

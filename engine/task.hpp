@@ -4,7 +4,6 @@
 #include <chrono>
 #include <exception>
 #include <functional>
-#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
