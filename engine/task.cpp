@@ -212,6 +212,10 @@ void Task::open_chain() {
   }
   operators_ =
       std::make_unique<OperatorChain>(std::move(links), writer_.get(), options_.check_rows);
+  if (!source_) {
+    InputEventHandler& handler = *this;
+    input_ = std::make_unique<InputProcessor>(inputs_, operators_->head(), handler, metrics_);
+  }
   std::vector<SubtaskCheckpointer::Member> participants;
   for (Member& m : chain_) {
     participants.push_back({&m.node->name, &m.hooks(),
@@ -243,6 +247,7 @@ void Task::close_chain() {
   checkpointer_.wait();
   checkpointer_.set_members({});
   // Operators are destroyed here, on the thread that used them, sink first.
+  input_.reset();
   operators_.reset();
   writer_.reset();
   source_ = nullptr;
@@ -328,40 +333,18 @@ void Task::run_source() {
 void Task::run_inputs() {
   while (!job_.is_cancelled()) {
     serve_mailbox();
-    size_t index;
-    std::unique_ptr<Batch> batch = inputs_.poll(index);
-    if (!batch) {
-      idle(std::nullopt);
-      continue;
-    }
-    metrics_.batches_in.add(1);
-    const ControlEvent event = batch->event;
-    operators_->head().push(*batch);
-    inputs_.recycle(index, std::move(batch));
-    switch (event.kind) {
-      case EventKind::kNone:
+    switch (input_->process_next()) {
+      case InputProcessor::Status::kProcessed:
         break;
-      case EventKind::kFlush:
-        metrics_.flush_seen.add(1);
-        on_flush(event.id);
+      case InputProcessor::Status::kNothingAvailable:
+        idle(std::nullopt);
         break;
-      case EventKind::kBarrier:
-        on_barrier(index, event.id);
-        break;
-      case EventKind::kEndOfData:
-        inputs_.mark_data_ended(index);
-        if (inputs_.all_data_ended()) on_end_of_data();
-        break;
-      case EventKind::kEndOfInput:
-        inputs_.mark_ended(index);
-        if (inputs_.all_ended()) {
-          // The news that the final checkpoint completed was posted before
-          // the sources ended their streams: run it before ending too.
-          serve_mailbox();
-          end_stream();
-          return;
-        }
-        break;
+      case InputProcessor::Status::kEndOfInput:
+        // The news that the final checkpoint completed was posted before
+        // the sources ended their streams: run it before ending too.
+        serve_mailbox();
+        end_stream();
+        return;
     }
   }
 }
@@ -384,16 +367,13 @@ void Task::on_flush(int64_t tick) {
   metrics_.flush_acted.add(1);
 }
 
-void Task::on_barrier(size_t input, int64_t id) {
-  const std::optional<std::chrono::nanoseconds> alignment = aligner_.on_barrier(input, id);
-  if (!alignment) return;
+void Task::on_checkpoint(int64_t id, std::chrono::nanoseconds alignment) {
   // The coordinator posts the news of checkpoint n before it triggers n+1,
   // but that mail may have come in after this task last looked: run it
   // first, so that an operator always learns how n ended before it
   // snapshots n+1 (a sink commits n's transaction before preparing n+1's).
   if (mailbox_.has_mail()) mailbox_.run_mail();
-  checkpoint(id, *alignment);
-  aligner_.release();
+  checkpoint(id, alignment);
 }
 
 void Task::checkpoint(int64_t id, std::chrono::nanoseconds alignment) {

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/barrier_aligner.hpp"
 #include "engine/checkpoint_protocol.hpp"
 #include "engine/checkpoint_storage.hpp"
 #include "engine/input_gate.hpp"
+#include "engine/input_processor.hpp"
 #include "engine/job_graph.hpp"
 #include "engine/job_run_state.hpp"
 #include "engine/mailbox.hpp"
@@ -31,8 +31,9 @@ namespace sluice {
 /// Between records it runs its mailbox; control events pass through the
 /// chain's transforms untouched and are acted on at its end: a sink runs its
 /// flush action, a record writer forwards the event. A barrier is forwarded
-/// once it arrived on every input (alignment), then the chain snapshots.
-class Task final : public CheckpointParticipant {
+/// once it arrived on every input (alignment, by the input processor), then
+/// the chain snapshots (the subtask checkpointer).
+class Task final : public CheckpointParticipant, private InputEventHandler {
  public:
   Task(const JobGraph& graph, const PlanChain& chain, int subtask, const RuntimeOptions& options,
        JobRunState& job, TaskCheckpointing checkpointing);
@@ -83,12 +84,14 @@ class Task final : public CheckpointParticipant {
   const Counter& source_output() const;
 
   void emit_flush(int64_t tick);
-  void on_flush(int64_t tick);
-  void on_barrier(size_t input, int64_t id);
   /// Forwards Barrier(id), snapshots every operator of the chain, acknowledges.
   void checkpoint(int64_t id, std::chrono::nanoseconds alignment);
+
+  // InputEventHandler; sources call them too.
+  void on_flush(int64_t tick) override;
+  void on_checkpoint(int64_t id, std::chrono::nanoseconds alignment) override;
   /// No more records: operators finish, the sink writes its tail.
-  void on_end_of_data();
+  void on_end_of_data() override;
   /// Nothing more at all: tell the tasks downstream.
   void end_stream();
 
@@ -111,6 +114,7 @@ class Task final : public CheckpointParticipant {
   std::vector<Member> chain_;
   std::unique_ptr<RecordWriter> writer_;  // unless the chain ends in a sink
   std::unique_ptr<OperatorChain> operators_;  // links them
+  std::unique_ptr<InputProcessor> input_;     // unless a source task
   Source* source_ = nullptr;
   Sink* sink_ = nullptr;
   std::function<void()> flush_action_;
@@ -119,7 +123,6 @@ class Task final : public CheckpointParticipant {
   std::function<void()> cancel_action_;
 
   // Checkpoints and the end of the stream.
-  BarrierAligner aligner_{inputs_};
   bool data_ended_ = false;       // sources: emitted EndOfData
   bool stream_finished_ = false;  // sources: the final checkpoint completed
   SubtaskCheckpointer checkpointer_{

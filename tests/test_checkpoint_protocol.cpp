@@ -1,4 +1,6 @@
-// Barrier alignment, the coordinator's protocol and a subtask's checkpoints, driven without tasks.
+// Barrier alignment, input processing, the coordinator's protocol and a subtask's checkpoints,
+// driven without tasks.
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <catch2/catch.hpp>
 #include <mutex>
@@ -6,6 +8,7 @@
 
 #include "engine/barrier_aligner.hpp"
 #include "engine/checkpoint_coordinator.hpp"
+#include "engine/input_processor.hpp"
 #include "engine/operator_chain.hpp"
 #include "engine/subtask_checkpointer.hpp"
 #include "tests/support.hpp"
@@ -64,6 +67,80 @@ TEST_CASE("an input that ended is not waited for", "[checkpoint]") {
   inputs.gate.mark_ended(1);
   CHECK_FALSE(aligner.on_barrier(0, 3).has_value());
   CHECK(aligner.on_barrier(2, 3).has_value());
+}
+
+namespace {
+
+// What reaches the chain and the task, in order: records by id, then events.
+class InputLog final : public BatchReceiver, public InputEventHandler {
+ public:
+  void push(Batch& rows) override {
+    rows.for_each(
+        [&](uint32_t i) { log.push_back("record " + rows.row(i).fields[0].to_string()); });
+    rows.clear();
+  }
+  void on_flush(int64_t tick) override { log.push_back("flush " + std::to_string(tick)); }
+  void on_checkpoint(int64_t id, std::chrono::nanoseconds) override {
+    log.push_back("checkpoint " + std::to_string(id));
+  }
+  void on_end_of_data() override { log.push_back("end of data"); }
+
+  size_t position(const std::string& entry) const {
+    const auto it = std::find(log.begin(), log.end(), entry);
+    REQUIRE(it != log.end());
+    return static_cast<size_t>(it - log.begin());
+  }
+  std::vector<std::string> log;
+};
+
+// Sends a batch of the records `ids`, followed by `event`.
+void send(Channel& channel, std::vector<int64_t> ids, ControlEvent event = {}) {
+  auto batch = channel.acquire();
+  for (int64_t id : ids) batch->append(Row(RowKind::kInsert, {id}));
+  batch->event = event;
+  REQUIRE(channel.try_push(batch));
+}
+
+}  // namespace
+
+TEST_CASE("the input processor holds records after a barrier until it is aligned", "[checkpoint]") {
+  Notifier consumer, producer;
+  const Schema schema = Schema::parse("id BIGINT");
+  Channel a(8, consumer, producer, schema), b(8, consumer, producer, schema);
+  InputGate gate;
+  gate.add(&a);
+  gate.add(&b);
+  InputLog chain;
+  TaskMetrics metrics;
+  InputProcessor input(gate, chain, chain, metrics);
+  using Status = InputProcessor::Status;
+
+  send(a, {1, 2}, {EventKind::kBarrier, 5});
+  send(a, {3});
+  send(a, {}, {EventKind::kEndOfData, 0});
+  send(a, {}, {EventKind::kEndOfInput, 0});
+  send(b, {10});
+  send(b, {11}, {EventKind::kFlush, 4});
+  // Input a is blocked after its barrier: only b's batches are read now.
+  while (input.process_next() == Status::kProcessed) {
+  }
+  CHECK(chain.log ==
+        std::vector<std::string>{"record 1", "record 2", "record 10", "record 11", "flush 4"});
+  send(b, {12}, {EventKind::kBarrier, 5});
+  send(b, {}, {EventKind::kEndOfData, 0});
+  CHECK(input.process_next() == Status::kProcessed);
+  CHECK(chain.log.back() == "checkpoint 5");
+  while (input.process_next() == Status::kProcessed) {
+  }
+  // Record 3 came after the barrier; end of data once, after both inputs.
+  CHECK(chain.position("record 3") > chain.position("checkpoint 5"));
+  CHECK(chain.log.back() == "end of data");
+  CHECK(std::count(chain.log.begin(), chain.log.end(), "end of data") == 1);
+  CHECK(input.process_next() == Status::kNothingAvailable);
+  send(b, {}, {EventKind::kEndOfInput, 0});
+  CHECK(input.process_next() == Status::kEndOfInput);
+  CHECK(metrics.batches_in.get() == 9);
+  CHECK(metrics.flush_seen.get() == 1);
 }
 
 namespace {
