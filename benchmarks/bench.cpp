@@ -16,7 +16,7 @@
 #include "benchmarks/memory_bench.hpp"
 #include "benchmarks/mysql_bench.hpp"
 #include "benchmarks/pipeline_bench.hpp"
-#include "engine/error.hpp"
+#include "engine/common/error.hpp"
 
 namespace sluice {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "connectors/basic_sinks.hpp"
 #include "connectors/datagen.hpp"
-#include "engine/executor.hpp"
+#include "engine/runtime/executor.hpp"
 #include "transforms/keyed_aggregate.hpp"
 
 namespace sluice {

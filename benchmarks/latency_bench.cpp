@@ -8,7 +8,7 @@
 
 #include "connectors/mysql_connection.hpp"
 #include "connectors/mysql_sink.hpp"
-#include "engine/executor.hpp"
+#include "engine/runtime/executor.hpp"
 
 namespace sluice {
 namespace {

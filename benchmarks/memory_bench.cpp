@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "connectors/datagen.hpp"
-#include "engine/executor.hpp"
+#include "engine/runtime/executor.hpp"
 
 namespace sluice {
 namespace {

@@ -1,17 +1,18 @@
 #include "benchmarks/mysql_bench.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <unistd.h>
 
 #include "connectors/datagen.hpp"
 #include "connectors/mysql_bulk_statement.hpp"
 #include "connectors/mysql_connection.hpp"
 #include "connectors/mysql_sink.hpp"
-#include "engine/executor.hpp"
+#include "engine/runtime/executor.hpp"
 
 namespace sluice {
 namespace {

@@ -7,7 +7,7 @@
 #include "benchmarks/batch_layout_bench.hpp"
 #include "connectors/basic_sinks.hpp"
 #include "connectors/datagen.hpp"
-#include "engine/executor.hpp"
+#include "engine/runtime/executor.hpp"
 
 namespace sluice {
 namespace {

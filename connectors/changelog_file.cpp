@@ -16,8 +16,8 @@
 
 #include "connectors/debezium_json.hpp"
 #include "connectors/source_options.hpp"
-#include "engine/error.hpp"
-#include "engine/fault_point.hpp"
+#include "engine/common/error.hpp"
+#include "engine/common/fault_point.hpp"
 
 namespace sluice {
 namespace {

@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/job_graph.hpp"
-#include "engine/options.hpp"
+#include "engine/graph/job_graph.hpp"
+#include "engine/graph/options.hpp"
 
 namespace sluice {
 

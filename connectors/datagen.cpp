@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "connectors/source_options.hpp"
-#include "engine/error.hpp"
+#include "engine/common/error.hpp"
 
 namespace sluice {
 namespace {

@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/job_graph.hpp"
-#include "engine/options.hpp"
-#include "engine/schema.hpp"
+#include "engine/data/schema.hpp"
+#include "engine/graph/job_graph.hpp"
+#include "engine/graph/options.hpp"
 
 namespace sluice {
 

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
-#include "engine/error.hpp"
+#include "engine/common/error.hpp"
 
 namespace sluice {
 namespace {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "connectors/mysql_connection.hpp"
-#include "engine/batch.hpp"
+#include "engine/data/batch.hpp"
 
 namespace sluice {
 

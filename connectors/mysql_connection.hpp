@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "connectors/mysql_url.hpp"
-#include "engine/error.hpp"
-#include "engine/schema.hpp"
+#include "engine/common/error.hpp"
+#include "engine/data/schema.hpp"
 
 struct st_mysql;
 struct st_mysql_stmt;

@@ -10,8 +10,8 @@
 #include "connectors/mysql_statement_writer.hpp"
 #include "connectors/mysql_xa_committer.hpp"
 #include "connectors/upsert_buffer.hpp"
-#include "engine/error.hpp"
-#include "engine/value_codec.hpp"
+#include "engine/common/error.hpp"
+#include "engine/data/value_codec.hpp"
 
 namespace sluice {
 namespace {

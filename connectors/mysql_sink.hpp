@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "connectors/mysql_url.hpp"
-#include "engine/job_graph.hpp"
-#include "engine/options.hpp"
+#include "engine/graph/job_graph.hpp"
+#include "engine/graph/options.hpp"
 
 namespace sluice {
 

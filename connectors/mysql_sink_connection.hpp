@@ -11,7 +11,7 @@
 
 #include "connectors/mysql_connection.hpp"
 #include "connectors/mysql_xa.hpp"
-#include "engine/batch.hpp"
+#include "engine/data/batch.hpp"
 
 namespace sluice {
 

@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "connectors/mysql_bulk_statement.hpp"
-#include "engine/fault_point.hpp"
+#include "engine/common/fault_point.hpp"
 
 namespace sluice {
 namespace {

@@ -7,8 +7,8 @@
 
 #include "connectors/mysql_sink_connection.hpp"
 #include "connectors/upsert_buffer.hpp"
-#include "engine/metrics.hpp"
-#include "engine/schema.hpp"
+#include "engine/data/schema.hpp"
+#include "engine/graph/metrics.hpp"
 
 namespace sluice {
 

@@ -3,7 +3,7 @@
 #include <charconv>
 #include <cstdlib>
 
-#include "engine/error.hpp"
+#include "engine/common/error.hpp"
 
 namespace sluice {
 namespace {

@@ -6,8 +6,8 @@
 #include <algorithm>
 
 #include "connectors/mysql_statement_writer.hpp"
-#include "engine/error.hpp"
-#include "engine/fault_point.hpp"
+#include "engine/common/error.hpp"
+#include "engine/common/fault_point.hpp"
 
 namespace sluice {
 

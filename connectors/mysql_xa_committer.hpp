@@ -10,7 +10,7 @@
 
 #include "connectors/mysql_sink_connection.hpp"
 #include "connectors/mysql_xa.hpp"
-#include "engine/metrics.hpp"
+#include "engine/graph/metrics.hpp"
 
 namespace sluice {
 

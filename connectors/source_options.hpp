@@ -1,6 +1,6 @@
 #pragma once
 
-#include "engine/options.hpp"
+#include "engine/graph/options.hpp"
 
 namespace sluice {
 

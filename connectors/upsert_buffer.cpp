@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "engine/error.hpp"
-#include "engine/value_codec.hpp"
+#include "engine/common/error.hpp"
+#include "engine/data/value_codec.hpp"
 
 namespace sluice {
 namespace {

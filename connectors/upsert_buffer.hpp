@@ -8,8 +8,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "engine/batch.hpp"
-#include "engine/row.hpp"
+#include "engine/data/batch.hpp"
+#include "engine/data/row.hpp"
 
 namespace sluice {
 

@@ -6,7 +6,7 @@
 #include "connectors/basic_sinks.hpp"
 #include "connectors/changelog_file.hpp"
 #include "connectors/datagen.hpp"
-#include "engine/error.hpp"
+#include "engine/common/error.hpp"
 #include "jobs/flink_sql.hpp"
 #include "transforms/keyed_aggregate.hpp"
 

@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "benchmarks/bench.hpp"
-#include "engine/error.hpp"
-#include "engine/executor.hpp"
-#include "engine/physical_plan.hpp"
+#include "engine/common/error.hpp"
+#include "engine/graph/physical_plan.hpp"
+#include "engine/runtime/executor.hpp"
 #include "jobs/flink_sql.hpp"
 #include "jobs/job_registry.hpp"
 #include "jobs/metrics_export.hpp"

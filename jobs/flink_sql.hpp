@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "connectors/datagen.hpp"
-#include "engine/options.hpp"
-#include "engine/schema.hpp"
+#include "engine/data/schema.hpp"
+#include "engine/graph/options.hpp"
 
 /// Pieces of `sluice describe JOB --as flink-sql`: the Flink SQL a user
 /// moving to a cluster would write for the same job.

@@ -1,6 +1,6 @@
 #include "jobs/job_registry.hpp"
 
-#include "engine/error.hpp"
+#include "engine/common/error.hpp"
 #include "jobs/aggregate_job.hpp"
 #include "jobs/changelog_to_mysql_job.hpp"
 #include "jobs/example_job.hpp"

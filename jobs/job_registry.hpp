@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/executor.hpp"
-#include "engine/job_graph.hpp"
-#include "engine/options.hpp"
+#include "engine/graph/job_graph.hpp"
+#include "engine/graph/options.hpp"
+#include "engine/runtime/executor.hpp"
 
 namespace sluice {
 

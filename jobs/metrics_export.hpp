@@ -3,8 +3,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "engine/executor.hpp"
-#include "engine/job_graph.hpp"
+#include "engine/graph/job_graph.hpp"
+#include "engine/runtime/executor.hpp"
 
 namespace sluice {
 

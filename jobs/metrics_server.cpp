@@ -2,12 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
-#include <utility>  // Boost 1.74's Asio needs it under C++20.
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <utility>  // Boost 1.74's Asio needs it under C++20.
 
-#include "engine/error.hpp"
+#include "engine/common/error.hpp"
 
 namespace sluice {
 

@@ -4,8 +4,8 @@
 
 #include "connectors/datagen.hpp"
 #include "connectors/mysql_url.hpp"
-#include "engine/executor.hpp"
-#include "engine/options.hpp"
+#include "engine/graph/options.hpp"
+#include "engine/runtime/executor.hpp"
 
 /// The order stream of the orders jobs and what they check at the end.
 namespace sluice::orders {

@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <thread>
 
-#include "engine/executor.hpp"
-#include "engine/job_graph.hpp"
+#include "engine/graph/job_graph.hpp"
+#include "engine/runtime/executor.hpp"
 
 namespace sluice {
 

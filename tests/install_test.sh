@@ -20,7 +20,7 @@ for header in $headers; do
     fail "$header does not compile on its own"
 done
 # What a job author must not touch stays out.
-for internal in engine/task.hpp engine/channel.hpp engine/checkpoint_coordinator.hpp \
+for internal in engine/runtime/task.hpp engine/runtime/channel.hpp engine/checkpoint/checkpoint_coordinator.hpp \
                 connectors/mysql_connection.hpp; do
   [ ! -e "$work/prefix/include/sluice/$internal" ] || fail "$internal was installed"
 done

@@ -2,9 +2,9 @@
 
 #include "connectors/basic_sinks.hpp"
 #include "connectors/datagen.hpp"
-#include "engine/batch.hpp"
-#include "engine/error.hpp"
-#include "engine/executor.hpp"
+#include "engine/common/error.hpp"
+#include "engine/data/batch.hpp"
+#include "engine/runtime/executor.hpp"
 
 using namespace sluice;
 

@@ -5,9 +5,9 @@
 #include "connectors/basic_sinks.hpp"
 #include "connectors/changelog_file.hpp"
 #include "connectors/debezium_json.hpp"
-#include "engine/checkpoint_storage.hpp"
-#include "engine/error.hpp"
-#include "engine/executor.hpp"
+#include "engine/checkpoint/checkpoint_storage.hpp"
+#include "engine/common/error.hpp"
+#include "engine/runtime/executor.hpp"
 #include "tests/support.hpp"
 
 using namespace sluice;

@@ -1,9 +1,8 @@
-#include "engine/channel.hpp"
-
 #include <catch2/catch.hpp>
 #include <thread>
 
-#include "engine/mailbox.hpp"
+#include "engine/runtime/channel.hpp"
+#include "engine/runtime/mailbox.hpp"
 
 using namespace sluice;
 

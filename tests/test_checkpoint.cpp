@@ -7,9 +7,9 @@
 
 #include "connectors/basic_sinks.hpp"
 #include "connectors/datagen.hpp"
-#include "engine/checkpoint_storage.hpp"
-#include "engine/error.hpp"
-#include "engine/executor.hpp"
+#include "engine/checkpoint/checkpoint_storage.hpp"
+#include "engine/common/error.hpp"
+#include "engine/runtime/executor.hpp"
 #include "tests/support.hpp"
 #include "tests/test_sources.hpp"
 #include "transforms/keyed_aggregate.hpp"

@@ -6,11 +6,11 @@
 #include <mutex>
 #include <thread>
 
-#include "engine/barrier_aligner.hpp"
-#include "engine/checkpoint_coordinator.hpp"
-#include "engine/input_processor.hpp"
-#include "engine/operator_chain.hpp"
-#include "engine/subtask_checkpointer.hpp"
+#include "engine/checkpoint/barrier_aligner.hpp"
+#include "engine/checkpoint/checkpoint_coordinator.hpp"
+#include "engine/checkpoint/subtask_checkpointer.hpp"
+#include "engine/runtime/input_processor.hpp"
+#include "engine/runtime/operator_chain.hpp"
 #include "tests/support.hpp"
 
 using namespace sluice;

@@ -1,12 +1,11 @@
-#include "connectors/datagen.hpp"
-
 #include <catch2/catch.hpp>
 #include <map>
 #include <set>
 
 #include "connectors/basic_sinks.hpp"
-#include "engine/error.hpp"
-#include "engine/executor.hpp"
+#include "connectors/datagen.hpp"
+#include "engine/common/error.hpp"
+#include "engine/runtime/executor.hpp"
 #include "jobs/job_registry.hpp"
 
 using namespace sluice;

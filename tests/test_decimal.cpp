@@ -1,8 +1,7 @@
-#include "engine/decimal.hpp"
-
 #include <catch2/catch.hpp>
 
-#include "engine/error.hpp"
+#include "engine/common/error.hpp"
+#include "engine/data/decimal.hpp"
 
 using sluice::DataError;
 using sluice::Decimal;

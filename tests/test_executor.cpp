@@ -11,8 +11,8 @@
 
 #include "connectors/basic_sinks.hpp"
 #include "connectors/datagen.hpp"
-#include "engine/error.hpp"
-#include "engine/executor.hpp"
+#include "engine/common/error.hpp"
+#include "engine/runtime/executor.hpp"
 #include "tests/support.hpp"
 
 using namespace sluice;

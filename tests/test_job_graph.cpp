@@ -1,11 +1,10 @@
-#include "engine/job_graph.hpp"
-
 #include <catch2/catch.hpp>
 
 #include "connectors/basic_sinks.hpp"
 #include "connectors/datagen.hpp"
-#include "engine/error.hpp"
-#include "engine/physical_plan.hpp"
+#include "engine/common/error.hpp"
+#include "engine/graph/job_graph.hpp"
+#include "engine/graph/physical_plan.hpp"
 
 using namespace sluice;
 

@@ -5,7 +5,7 @@
 
 #include "connectors/datagen.hpp"
 #include "connectors/mysql_connection.hpp"
-#include "engine/checkpoint_storage.hpp"
+#include "engine/checkpoint/checkpoint_storage.hpp"
 #include "jobs/orders.hpp"
 #include "tests/mysql_support.hpp"
 #include "tests/support.hpp"

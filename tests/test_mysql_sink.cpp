@@ -4,8 +4,8 @@
 
 #include "connectors/datagen.hpp"
 #include "connectors/mysql_sink.hpp"
-#include "engine/error.hpp"
-#include "engine/executor.hpp"
+#include "engine/common/error.hpp"
+#include "engine/runtime/executor.hpp"
 #include "tests/mysql_support.hpp"
 #include "tests/support.hpp"
 #include "tests/test_sources.hpp"

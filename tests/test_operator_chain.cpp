@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "connectors/basic_sinks.hpp"
-#include "engine/operator_chain.hpp"
+#include "engine/runtime/operator_chain.hpp"
 
 using namespace sluice;
 

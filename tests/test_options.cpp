@@ -1,8 +1,7 @@
-#include "engine/options.hpp"
-
 #include <catch2/catch.hpp>
 
-#include "engine/error.hpp"
+#include "engine/common/error.hpp"
+#include "engine/graph/options.hpp"
 #include "tests/support.hpp"
 
 using namespace sluice;

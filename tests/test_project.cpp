@@ -1,10 +1,9 @@
-#include "transforms/project.hpp"
-
 #include <catch2/catch.hpp>
 
 #include "connectors/basic_sinks.hpp"
 #include "connectors/datagen.hpp"
-#include "engine/executor.hpp"
+#include "engine/runtime/executor.hpp"
+#include "transforms/project.hpp"
 
 using namespace sluice;
 

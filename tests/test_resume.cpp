@@ -6,7 +6,7 @@
 #include <regex>
 #include <sstream>
 
-#include "engine/checkpoint_storage.hpp"
+#include "engine/checkpoint/checkpoint_storage.hpp"
 #include "tests/support.hpp"
 
 using namespace sluice;

@@ -1,8 +1,7 @@
-#include "engine/schema.hpp"
-
 #include <catch2/catch.hpp>
 
-#include "engine/error.hpp"
+#include "engine/common/error.hpp"
+#include "engine/data/schema.hpp"
 
 using namespace sluice;
 

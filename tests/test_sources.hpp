@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "connectors/datagen.hpp"
-#include "engine/job_graph.hpp"
+#include "engine/graph/job_graph.hpp"
 
 namespace sluice::testing {
 

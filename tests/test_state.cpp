@@ -3,12 +3,12 @@
 #include <catch2/catch.hpp>
 #include <csignal>
 
-#include "engine/checkpoint_storage.hpp"
-#include "engine/error.hpp"
-#include "engine/lazy_state_store.hpp"
-#include "engine/state.hpp"
-#include "engine/state_store.hpp"
-#include "engine/value_codec.hpp"
+#include "engine/checkpoint/checkpoint_storage.hpp"
+#include "engine/common/error.hpp"
+#include "engine/data/value_codec.hpp"
+#include "engine/state/lazy_state_store.hpp"
+#include "engine/state/state.hpp"
+#include "engine/state/state_store.hpp"
 #include "tests/support.hpp"
 
 using namespace sluice;

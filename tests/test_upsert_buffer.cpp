@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "connectors/upsert_buffer.hpp"
-#include "engine/value_codec.hpp"
+#include "engine/data/value_codec.hpp"
 
 using namespace sluice;
 

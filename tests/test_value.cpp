@@ -1,9 +1,8 @@
-#include "engine/value.hpp"
-
 #include <catch2/catch.hpp>
 
-#include "engine/error.hpp"
-#include "engine/row.hpp"
+#include "engine/common/error.hpp"
+#include "engine/data/row.hpp"
+#include "engine/data/value.hpp"
 
 using namespace sluice;
 

@@ -1,6 +1,6 @@
 #include "transforms/keyed_aggregate.hpp"
 
-#include "engine/error.hpp"
+#include "engine/common/error.hpp"
 
 namespace sluice {
 namespace {

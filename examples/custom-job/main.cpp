@@ -10,7 +10,7 @@
 #include <optional>
 #include <vector>
 
-#include "engine/executor.hpp"
+#include "engine/runtime/executor.hpp"
 
 using namespace sluice;
 

@@ -1,0 +1,190 @@
+#include "engine/graph/job_graph.hpp"
+
+#include <set>
+
+#include "engine/common/error.hpp"
+
+namespace sluice {
+namespace {
+
+std::string column_list(const Schema& schema) {
+  std::string out;
+  for (const auto& c : schema.columns()) out += (out.empty() ? "" : ", ") + c.name;
+  return out;
+}
+
+}  // namespace
+
+Stream Stream::add(NodeDef node) {
+  node.inputs.push_back({node_, next_, next_keys_});
+  graph_->nodes_.push_back(std::move(node));
+  return Stream(graph_, static_cast<int>(graph_->nodes_.size()) - 1);
+}
+
+Stream Stream::transform(std::string name, OperatorFactory factory,
+                         std::optional<StreamType> output,
+                         std::function<std::vector<std::string>(const StreamType&)> check) {
+  NodeDef node{.kind = NodeKind::kOperator,
+               .name = std::move(name),
+               .output = output ? std::move(*output) : type(),
+               .op = std::move(factory),
+               .op_check = std::move(check)};
+  return add(std::move(node));
+}
+
+SinkHandle Stream::sink(std::string name, SinkDef def) {
+  NodeDef node{.kind = NodeKind::kSink, .name = std::move(name), .sink = std::move(def)};
+  const Stream added = add(std::move(node));
+  return SinkHandle(graph_, added.node_);
+}
+
+Stream Stream::key_by(std::vector<std::string> columns) const {
+  Stream keyed = *this;
+  keyed.next_ = Partitioning::kHash;
+  keyed.next_keys_ = std::move(columns);
+  return keyed;
+}
+
+Stream Stream::rebalance() const {
+  Stream balanced = *this;
+  balanced.next_ = Partitioning::kRebalance;
+  balanced.next_keys_.clear();
+  return balanced;
+}
+
+Stream& Stream::parallelism(int n) {
+  graph_->nodes_[node_].parallelism = n;
+  return *this;
+}
+
+Stream& Stream::disable_chaining() {
+  graph_->nodes_[node_].chainable = false;
+  return *this;
+}
+
+const StreamType& Stream::type() const { return graph_->nodes_[node_].output; }
+
+SinkHandle& SinkHandle::parallelism(int n) {
+  graph_->nodes_[node_].parallelism = n;
+  return *this;
+}
+
+SinkHandle& SinkHandle::disable_chaining() {
+  graph_->nodes_[node_].chainable = false;
+  return *this;
+}
+
+Stream JobGraph::source(std::string name, SourceDef def) {
+  NodeDef node{.kind = NodeKind::kSource, .name = std::move(name), .output = def.output};
+  node.source = std::move(def);
+  nodes_.push_back(std::move(node));
+  return Stream(this, static_cast<int>(nodes_.size()) - 1);
+}
+
+size_t Stream::column_index(const std::string& name, TypeId type) const {
+  NodeDef& node = graph_->nodes_.at(node_);
+  const Schema& schema = node.output.schema;
+  const std::optional<size_t> index = schema.index_of(name);
+  if (!index) {
+    node.problems.push_back("its output has no column '" + name + "'; its columns are " +
+                            column_list(schema));
+    return SIZE_MAX;
+  }
+  const DataType& actual = schema.column(*index).type;
+  if (actual.id != type) {
+    DataType wanted;
+    wanted.id = type;
+    node.problems.push_back("column '" + name + "' of its output is " + actual.to_string() +
+                            ", not " + (type == TypeId::kDecimal ? "DECIMAL" : wanted.to_string()));
+  }
+  return *index;
+}
+
+std::vector<std::string> JobGraph::validate() const {
+  std::vector<std::string> problems;
+  std::set<std::string> names;
+  std::vector<bool> has_downstream(nodes_.size(), false);
+  bool has_source = false;
+  bool has_sink = false;
+  for (const auto& node : nodes_) {
+    for (const auto& edge : node.inputs) has_downstream[edge.from] = true;
+  }
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const NodeDef& node = nodes_[i];
+    const std::string who = "operator '" + node.name + "'";
+    if (node.name.empty()) problems.push_back("an operator has an empty name");
+    for (const std::string& problem : node.problems) problems.push_back(who + ": " + problem);
+    if (!names.insert(node.name).second) {
+      problems.push_back("two operators are named '" + node.name + "'; names must be unique");
+    }
+    if (node.parallelism < 0) {
+      problems.push_back(who + ": parallelism must be at least 1, got " +
+                         std::to_string(node.parallelism));
+    }
+    for (const auto& edge : node.inputs) {
+      const Schema& input = nodes_[edge.from].output.schema;
+      for (const auto& column : edge.key_columns) {
+        if (!input.index_of(column)) {
+          problems.push_back(who + ": key column '" + column + "' is not in its input (" +
+                             column_list(input) + ")");
+        }
+      }
+      if (edge.partitioning == Partitioning::kHash && edge.key_columns.empty()) {
+        problems.push_back(who + ": key_by needs at least one column");
+      }
+    }
+    switch (node.kind) {
+      case NodeKind::kSource:
+        has_source = true;
+        if (!node.source.create) problems.push_back(who + ": the source has no factory");
+        if (node.source.rate < 0) problems.push_back(who + ": rate must not be negative");
+        if (node.source.max_parallelism > 0 && node.parallelism > node.source.max_parallelism) {
+          problems.push_back(who + ": runs with parallelism " + std::to_string(node.parallelism) +
+                             ", but this source supports at most " +
+                             std::to_string(node.source.max_parallelism));
+        }
+        break;
+      case NodeKind::kOperator:
+        if (!node.op) problems.push_back(who + ": the operator has no factory");
+        if (node.op_check) {
+          for (const auto& problem : node.op_check(nodes_[node.inputs.at(0).from].output)) {
+            problems.push_back(who + ": " + problem);
+          }
+        }
+        break;
+      case NodeKind::kSink: {
+        has_sink = true;
+        if (!node.sink.create) problems.push_back(who + ": the sink has no factory");
+        const StreamType& input = nodes_[node.inputs.at(0).from].output;
+        for (const auto& column : node.sink.key_columns) {
+          if (!input.schema.index_of(column)) {
+            problems.push_back("sink '" + node.name + "': key column '" + column +
+                               "' is not in its input (" + column_list(input.schema) + ")");
+          }
+        }
+        if (node.sink.check) {
+          for (const auto& problem : node.sink.check(input)) {
+            problems.push_back("sink '" + node.name + "': " + problem);
+          }
+        }
+        break;
+      }
+    }
+    if (node.kind != NodeKind::kSink && !has_downstream[i]) {
+      problems.push_back(who + " leads to no sink");
+    }
+  }
+  if (!has_source) problems.push_back("the graph has no source");
+  if (!has_sink) problems.push_back("the graph has no sink");
+  return problems;
+}
+
+void JobGraph::check() const {
+  const auto problems = validate();
+  if (problems.empty()) return;
+  std::string message = "job '" + name_ + "' is not valid:";
+  for (const auto& problem : problems) message += "\n  - " + problem;
+  throw ConfigError(message);
+}
+
+}  // namespace sluice

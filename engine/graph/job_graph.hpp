@@ -1,0 +1,300 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "engine/data/changelog_mode.hpp"
+#include "engine/data/schema.hpp"
+#include "engine/graph/operator.hpp"
+
+namespace sluice {
+
+/// What flows on an edge: the columns and the row kinds.
+struct StreamType {
+  Schema schema;
+  ChangelogMode mode = ChangelogMode::insert_only();
+};
+
+using SourceFactory = std::function<std::unique_ptr<Source>(const SubtaskInfo&)>;
+using OperatorFactory = std::function<std::unique_ptr<Operator>(const SubtaskInfo&)>;
+using SinkFactory = std::function<std::unique_ptr<Sink>(const SubtaskInfo&)>;
+
+/// A source as the graph sees it before anything runs.
+struct SourceDef {
+  StreamType output;
+  SourceFactory create;
+  /// Records per second over all subtasks; 0 = as fast as possible.
+  double rate = 0;
+  /// The most subtasks it can run with (a single file: 1); 0 = any. The
+  /// job's default parallelism is capped at it.
+  int max_parallelism = 0;
+};
+
+/// A sink as the graph sees it before anything runs.
+struct SinkDef {
+  SinkFactory create;
+  /// Columns keying the sink's writes. With parallelism > 1 the engine
+  /// hash-partitions the sink's input by them, so each key has one writer.
+  std::vector<std::string> key_columns;
+  /// Checks the sink against its input at validate(); returns the problems.
+  std::function<std::vector<std::string>(const StreamType& input)> check;
+};
+
+enum class Partitioning {
+  kForward,    ///< subtask i to subtask i (chained when possible)
+  kRebalance,  ///< round robin over the downstream subtasks
+  kHash,       ///< by the hash of key columns
+};
+
+struct EdgeDef {
+  int from = 0;
+  Partitioning partitioning = Partitioning::kForward;
+  std::vector<std::string> key_columns;  ///< kHash only
+};
+
+enum class NodeKind { kSource, kOperator, kSink };
+
+/// One operator of the graph. Built through JobGraph, Stream and SinkHandle.
+struct NodeDef {
+  NodeKind kind = NodeKind::kOperator;
+  std::string name;
+  int parallelism = 0;  ///< 0 = the job's default
+  bool chainable = true;
+  std::vector<EdgeDef> inputs;
+  StreamType output;  ///< what it emits (sinks: nothing)
+  SourceDef source;
+  OperatorFactory op;
+  /// Operators: checks the input at validate(); returns the problems.
+  std::function<std::vector<std::string>(const StreamType& input)> op_check;
+  SinkDef sink;
+  /// Found while the graph was built (a typed column its output lacks).
+  std::vector<std::string> problems;
+};
+
+class JobGraph;
+class SinkHandle;
+
+namespace detail {
+
+// Whether a user's function takes a RowRef (works on the batch in place)
+// rather than a Row (gets a copy of each record).
+template <typename F, typename... Rest>
+constexpr bool kTakesRowRef = std::is_invocable_v<F&, RowRef, Rest...>;
+
+template <typename F>
+class MapOperator final : public Operator {
+ public:
+  explicit MapOperator(F fn) : fn_(std::move(fn)) {}
+  void process_row(RowRef row, Collector& out) override {
+    if constexpr (kTakesRowRef<F>) {
+      fn_(row);
+      out.emit(row);
+    } else {
+      out.emit(fn_(row.to_row()));
+    }
+  }
+  void process_batch(Batch& rows, Collector& out) override {
+    if constexpr (kTakesRowRef<F>) {
+      uint32_t done = 0;
+      try {
+        rows.for_each([&](uint32_t i) {
+          fn_(RowRef(rows, i));
+          ++done;
+        });
+      } catch (...) {
+        // The records before the one that failed go on.
+        rows.keep_first(done);
+        out.emit_batch(rows);
+        throw;
+      }
+      out.emit_batch(rows);
+    } else {
+      rows.for_each([&](uint32_t i) { out.emit(fn_(rows.row(i))); });
+      rows.clear();
+    }
+  }
+
+ private:
+  F fn_;
+};
+
+template <typename F>
+class FilterOperator final : public Operator {
+ public:
+  explicit FilterOperator(F fn) : fn_(std::move(fn)) {}
+  void process_row(RowRef row, Collector& out) override {
+    if (keep(row)) out.emit(row);
+  }
+  // The rows dropped leave the selection; none is copied.
+  void process_batch(Batch& rows, Collector& out) override {
+    try {
+      rows.keep_if([&](uint32_t i) { return keep(RowRef(rows, i)); });
+    } catch (...) {
+      out.emit_batch(rows);  // the records kept before the failure go on
+      throw;
+    }
+    out.emit_batch(rows);
+  }
+
+ private:
+  bool keep(RowRef row) {
+    if constexpr (kTakesRowRef<F>) {
+      return fn_(row);
+    } else {
+      const Row copy = row.to_row();
+      return fn_(copy);
+    }
+  }
+  F fn_;
+};
+
+template <typename F>
+class FlatMapOperator final : public Operator {
+ public:
+  explicit FlatMapOperator(F fn) : fn_(std::move(fn)) {}
+  void process_row(RowRef row, Collector& out) override {
+    if constexpr (kTakesRowRef<F, Collector&>) {
+      fn_(row, out);
+    } else {
+      fn_(row.to_row(), out);
+    }
+  }
+
+ private:
+  F fn_;
+};
+
+}  // namespace detail
+
+/// A non-owning handle on an operator's output, to add operators after it.
+/// Handles stay valid as long as their JobGraph.
+class Stream {
+ public:
+  /// `fn(RowRef)` changes every record in place; or `fn(Row) -> Row`
+  /// returns a new one. The functions of map, filter and flat_map are
+  /// inlined into the operator's loop over a batch; those taking a RowRef
+  /// work on the batch's columns without copying a record.
+  template <typename F>
+  Stream map(std::string name, F fn) {
+    return transform(std::move(name), factory_of<detail::MapOperator<F>>(std::move(fn)));
+  }
+  /// A map that changes the columns, `fn(Row) -> Row`: `output` describes its records.
+  template <typename F>
+  Stream map(std::string name, F fn, Schema output) {
+    return transform(std::move(name), factory_of<detail::MapOperator<F>>(std::move(fn)),
+                     StreamType{std::move(output), type().mode});
+  }
+  /// Keeps the records for which `predicate(RowRef)` (or `predicate(const Row&)`) holds.
+  template <typename F>
+  Stream filter(std::string name, F predicate) {
+    return transform(std::move(name), factory_of<detail::FilterOperator<F>>(std::move(predicate)));
+  }
+  /// `fn(RowRef, Collector&)` (or `fn(Row&&, Collector&)`) emits any number
+  /// of records for each one.
+  template <typename F>
+  Stream flat_map(std::string name, F fn) {
+    return transform(std::move(name), factory_of<detail::FlatMapOperator<F>>(std::move(fn)));
+  }
+  /// A custom operator; `output` defaults to this stream's type. `check`, if
+  /// given, is run by validate() on this stream's type and returns problems.
+  Stream transform(std::string name, OperatorFactory factory,
+                   std::optional<StreamType> output = std::nullopt,
+                   std::function<std::vector<std::string>(const StreamType& input)> check = {});
+  SinkHandle sink(std::string name, SinkDef def);
+
+  /// The next operator receives this stream hash-partitioned by `columns`.
+  Stream key_by(std::vector<std::string> columns) const;
+  /// The next operator receives this stream round robin.
+  Stream rebalance() const;
+
+  /// Sets the parallelism of the operator that produces this stream.
+  Stream& parallelism(int n);
+  /// Keeps the producing operator out of any chain: it gets its own thread.
+  Stream& disable_chaining();
+
+  const StreamType& type() const;
+
+  /// This stream's column `name` as a typed handle, for `row[column]` in
+  /// the operators after it. A column it lacks, or whose type `T` does not
+  /// hold (see column_type_of), is a problem that validate() reports naming
+  /// the operator that produces this stream.
+  template <typename T>
+  TypedColumn<T> column(const std::string& name) const {
+    return TypedColumn<T>(name, column_index(name, column_type_of<T>()));
+  }
+
+ private:
+  friend class JobGraph;
+  Stream(JobGraph* graph, int node) : graph_(graph), node_(node) {}
+  Stream add(NodeDef node);
+  size_t column_index(const std::string& name, TypeId type) const;
+  // Each subtask gets its own copy of the user's function.
+  template <typename Op, typename Fn>
+  static OperatorFactory factory_of(Fn fn) {
+    return [fn = std::move(fn)](const SubtaskInfo&) { return std::make_unique<Op>(fn); };
+  }
+
+  JobGraph* graph_;
+  int node_;
+  Partitioning next_ = Partitioning::kForward;
+  std::vector<std::string> next_keys_;
+};
+
+/// A non-owning handle on a sink.
+class SinkHandle {
+ public:
+  SinkHandle& parallelism(int n);
+  SinkHandle& disable_chaining();
+
+ private:
+  friend class Stream;
+  SinkHandle(JobGraph* graph, int node) : graph_(graph), node_(node) {}
+  JobGraph* graph_;
+  int node_;
+};
+
+/// A job: sources, transforms and sinks joined by edges. Build it with the
+/// fluent API, then hand it to an Executor. Builder calls never throw;
+/// validate() reports every problem at once, naming the operator.
+///
+/// @code
+///   JobGraph graph("doubler");
+///   Stream numbers = graph.source("numbers", datagen_source(options));
+///   const auto id = numbers.column<int64_t>("id");
+///   const auto value = numbers.column<int64_t>("value");
+///   numbers.map("double", [value](RowRef row) { row[value] *= 2; })
+///       .filter("even-ids", [id](RowRef row) { return row[id] % 2 == 0; })
+///       .sink("print", print_sink());
+///   JobResult result = Executor(options).run(graph);
+/// @endcode
+class JobGraph {
+ public:
+  explicit JobGraph(std::string name = "job") : name_(std::move(name)) {}
+  JobGraph(const JobGraph&) = delete;
+  JobGraph& operator=(const JobGraph&) = delete;
+
+  Stream source(std::string name, SourceDef def);
+
+  /// Every problem of the graph, each naming its operator; empty when valid.
+  std::vector<std::string> validate() const;
+  /// Throws ConfigError listing validate()'s problems, if any.
+  void check() const;
+
+  const std::string& name() const { return name_; }
+  /// The operators in the order they were added, which is a topological order.
+  const std::vector<NodeDef>& nodes() const { return nodes_; }
+
+ private:
+  friend class Stream;
+  friend class SinkHandle;
+
+  std::string name_;
+  std::vector<NodeDef> nodes_;
+};
+
+}  // namespace sluice

@@ -1,0 +1,172 @@
+#include "engine/runtime/operator_chain.hpp"
+
+#include <type_traits>
+
+#include "engine/common/error.hpp"
+
+namespace sluice {
+namespace {
+
+// Checks what an operator emitted against the changelog mode and the
+// DECIMAL precisions it declared (RuntimeOptions::check_rows); the batch's
+// columns already hold only the declared types.
+void check_rows(const NodeDef& node, Batch& rows) {
+  const Schema& schema = node.output.schema;
+  rows.for_each([&](uint32_t i) {
+    std::string problem;
+    if (!node.output.mode.contains(rows.kind(i))) {
+      problem = "its changelog mode is " + node.output.mode.to_string();
+    }
+    for (size_t c = 0; c < schema.size() && problem.empty(); ++c) {
+      const DataType& type = schema.column(c).type;
+      const ColumnVector& column = rows.column(c);
+      if (type.id == TypeId::kDecimal && !column.is_null(i) &&
+          !column.values<Decimal>()[i].fits(type.precision, type.scale)) {
+        problem = "column '" + schema.column(c).name + "' is " + type.to_string();
+      }
+    }
+    // Thrown inside the emitting operator's call: tagged with its name there.
+    if (!problem.empty())
+      throw DataError("emitted " + rows.ref(i).to_string() + ", but " + problem);
+  });
+}
+
+}  // namespace
+
+// What one member of the chain (the source or a transform) emits: its
+// output batch, which it fills during a call and which is handed on, checked
+// first if asked, when the call returns.
+class MemberOutput {
+ public:
+  MemberOutput(const NodeDef& node, BatchReceiver& next, bool check)
+      : node_(node), next_(next), check_(check) {}
+
+  /// Runs `call`, which emits into the collector it is given, then hands on
+  /// what it emitted; also when `call` throws, so that what came before a
+  /// failure is delivered. Run it inside the operator's guard, so that a
+  /// failed check names the operator.
+  template <typename F>
+  auto run(F&& call) {
+    if constexpr (std::is_void_v<std::invoke_result_t<F&, Collector&>>) {
+      call_delivering(call);
+      hand_on();
+    } else {
+      auto result = call_delivering(call);
+      hand_on();
+      return result;
+    }
+  }
+
+ private:
+  template <typename F>
+  auto call_delivering(F& call) {
+    try {
+      return call(collector_);
+    } catch (...) {
+      try {
+        hand_on();
+      } catch (...) {  // the first failure is the one to report
+      }
+      batch_.clear();
+      throw;
+    }
+  }
+  void hand_on() {
+    if (check_) check_rows(node_, batch_);
+    if (!batch_.empty()) next_.push(batch_);
+    batch_.clear();
+  }
+
+  const NodeDef& node_;
+  BatchReceiver& next_;
+  const bool check_;
+  Batch batch_{node_.output.schema};
+  Collector collector_{batch_};
+};
+
+namespace {
+
+// Feeds one transform of the chain. With `keys` (its input is keyed) wanted
+// by the operator, the records go one by one, each after setting the
+// operator's current key; otherwise a batch at a time.
+class OperatorLink final : public BatchReceiver {
+ public:
+  OperatorLink(const OperatorChain::Member& member, MemberOutput& output)
+      : m_(member), output_(output) {}
+  void push(Batch& rows) override {
+    m_.metrics->records_in.add(rows.selected());
+    guarded(m_.node->name, [&] {
+      output_.run([&](Collector& out) {
+        if (!m_.keys || !m_.keys->wants_keys()) {
+          m_.op->process_batch(rows, out);
+          return;
+        }
+        rows.for_each([&](uint32_t i) {
+          m_.keys->take_key(rows.ref(i));
+          m_.op->process_row(rows.ref(i), out);
+        });
+        rows.clear();
+      });
+    });
+  }
+
+ private:
+  const OperatorChain::Member& m_;
+  MemberOutput& output_;
+};
+
+// Feeds the sink at the end of the chain.
+class SinkLink final : public BatchReceiver {
+ public:
+  explicit SinkLink(const OperatorChain::Member& member) : m_(member) {}
+  void push(Batch& rows) override {
+    m_.metrics->records_in.add(rows.selected());
+    guarded(m_.node->name, [&] { m_.sink->write_batch(rows); });
+  }
+
+ private:
+  const OperatorChain::Member& m_;
+};
+
+}  // namespace
+
+OperatorChain::OperatorChain(std::vector<Member> members, BatchReceiver* writer, bool check_rows)
+    : members_(std::move(members)), outputs_(members_.size()) {
+  // Linked from the end: the sink, or the writer into the output channels.
+  BatchReceiver* next = writer;
+  if (members_.back().sink) {
+    links_.push_back(std::make_unique<SinkLink>(members_.back()));
+    next = links_.back().get();
+  }
+  for (size_t i = members_.size(); i-- > 0;) {
+    const Member& m = members_[i];
+    if (m.sink) continue;
+    outputs_[i] = std::make_unique<MemberOutput>(*m.node, *next, check_rows);
+    if (!m.op) continue;
+    links_.push_back(std::make_unique<OperatorLink>(m, *outputs_[i]));
+    next = links_.back().get();
+  }
+  head_ = next;
+}
+
+OperatorChain::~OperatorChain() = default;
+
+PollResult OperatorChain::poll_source() {
+  const Member& source = members_.front();
+  return guarded(source.node->name, [&] {
+    return outputs_.front()->run([&](Collector& out) { return source.source->poll_next(out); });
+  });
+}
+
+void OperatorChain::finish() {
+  for (size_t i = 0; i < members_.size(); ++i) {
+    const Member& m = members_[i];
+    if (m.op) {
+      guarded(m.node->name, [&] { outputs_[i]->run([&](Collector& out) { m.op->finish(out); }); });
+    } else if (m.sink) {
+      guarded(m.node->name, [&] { m.sink->finish(); });
+    }
+  }
+}
+
+}  // namespace sluice
