@@ -7,6 +7,7 @@
 #include "connectors/changelog_file.hpp"
 #include "connectors/datagen.hpp"
 #include "engine/common/error.hpp"
+#include "engine/graph/node_def.hpp"
 #include "jobs/flink_sql.hpp"
 #include "transforms/keyed_aggregate.hpp"
 

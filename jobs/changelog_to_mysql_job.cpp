@@ -8,6 +8,7 @@
 #include "connectors/changelog_file.hpp"
 #include "connectors/mysql_connection.hpp"
 #include "connectors/mysql_sink.hpp"
+#include "engine/graph/node_def.hpp"
 #include "jobs/flink_sql.hpp"
 
 namespace sluice {

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "engine/graph/node_def.hpp"
+
 namespace sluice {
 namespace {
 

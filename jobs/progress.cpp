@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "engine/graph/node_def.hpp"
 #include "jobs/metrics_export.hpp"
 
 namespace sluice {

@@ -32,6 +32,7 @@ class TrickleSource final : public Source {
     std::mutex mutex;
     std::vector<uint64_t> flushes_before;  // per record
     std::atomic<int64_t> emitted{0};
+    const Executor* executor = nullptr;  // if set, flushes_before is kept
   };
 
   TrickleSource(int64_t count, Clock::duration gap, std::shared_ptr<Log> log)
@@ -44,9 +45,11 @@ class TrickleSource final : public Source {
     const auto now = Clock::now();
     if (now < due_) return PollResult::kNothingAvailable;
     due_ = now + gap_;
-    {
+    if (log_->executor) {
       std::lock_guard<std::mutex> lock(log_->mutex);
-      log_->flushes_before.push_back(context_->metrics().flush_emitted.get());
+      const JobMetrics metrics = log_->executor->metrics();
+      log_->flushes_before.push_back(
+          metrics.task_of(context_->subtask().operator_name)->flush_emitted);
     }
     log_->emitted.fetch_add(1);
     out.emit(Row(RowKind::kInsert, {next_++}));
@@ -125,7 +128,9 @@ TEST_CASE("a sink sees records and FlushSignals in the order the source emitted 
   graph.source("trickle", trickle(300, 1ms, source_log))
       .map("pass", [](Row&& row) { return std::move(row); })
       .sink("log", logging_sink(sink_log));
-  const JobResult result = Executor(with_flush(5ms, chaining)).run(graph);
+  Executor executor(with_flush(5ms, chaining));
+  source_log->executor = &executor;
+  const JobResult result = executor.run(graph);
   REQUIRE(result.finished());
 
   const TaskSnapshot* source_task = result.metrics.task_of("trickle");

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "connectors/basic_sinks.hpp"
+#include "engine/graph/node_def.hpp"
 #include "engine/runtime/operator_chain.hpp"
 
 using namespace sluice;

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "engine/common/error.hpp"
+#include "engine/graph/node_def.hpp"
 
 namespace sluice {
 namespace {
@@ -14,6 +15,9 @@ std::string column_list(const Schema& schema) {
 }
 
 }  // namespace
+
+JobGraph::JobGraph(std::string name) : name_(std::move(name)) {}
+JobGraph::~JobGraph() = default;
 
 Stream Stream::add(NodeDef node) {
   node.inputs.push_back({node_, next_, next_keys_});

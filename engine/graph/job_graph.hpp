@@ -51,31 +51,7 @@ enum class Partitioning {
   kHash,       ///< by the hash of key columns
 };
 
-struct EdgeDef {
-  int from = 0;
-  Partitioning partitioning = Partitioning::kForward;
-  std::vector<std::string> key_columns;  ///< kHash only
-};
-
-enum class NodeKind { kSource, kOperator, kSink };
-
-/// One operator of the graph. Built through JobGraph, Stream and SinkHandle.
-struct NodeDef {
-  NodeKind kind = NodeKind::kOperator;
-  std::string name;
-  int parallelism = 0;  ///< 0 = the job's default
-  bool chainable = true;
-  std::vector<EdgeDef> inputs;
-  StreamType output;  ///< what it emits (sinks: nothing)
-  SourceDef source;
-  OperatorFactory op;
-  /// Operators: checks the input at validate(); returns the problems.
-  std::function<std::vector<std::string>(const StreamType& input)> op_check;
-  SinkDef sink;
-  /// Found while the graph was built (a typed column its output lacks).
-  std::vector<std::string> problems;
-};
-
+struct NodeDef;
 class JobGraph;
 class SinkHandle;
 
@@ -274,7 +250,8 @@ class SinkHandle {
 /// @endcode
 class JobGraph {
  public:
-  explicit JobGraph(std::string name = "job") : name_(std::move(name)) {}
+  explicit JobGraph(std::string name = "job");
+  ~JobGraph();
   JobGraph(const JobGraph&) = delete;
   JobGraph& operator=(const JobGraph&) = delete;
 
@@ -286,7 +263,9 @@ class JobGraph {
   void check() const;
 
   const std::string& name() const { return name_; }
-  /// The operators in the order they were added, which is a topological order.
+  /// The operators in the order they were added, which is a topological
+  /// order. For the engine: NodeDef is in engine/graph/node_def.hpp, which
+  /// is not installed.
   const std::vector<NodeDef>& nodes() const { return nodes_; }
 
  private:

@@ -58,8 +58,6 @@ class OperatorContext {
  public:
   virtual ~OperatorContext() = default;
   virtual const SubtaskInfo& subtask() const = 0;
-  /// The live counters of the task running this operator.
-  virtual const TaskMetrics& metrics() const = 0;
   /// A counter of this operator's own, reported as "<operator>.<name>".
   virtual Counter& counter(const std::string& name) = 0;
 

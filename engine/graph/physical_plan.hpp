@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "engine/graph/job_graph.hpp"
+#include "engine/graph/node_def.hpp"
 #include "engine/graph/runtime_options.hpp"
 
 namespace sluice {

@@ -11,6 +11,7 @@
 #include "engine/checkpoint/checkpoint_coordinator.hpp"
 #include "engine/checkpoint/checkpoint_storage.hpp"
 #include "engine/common/error.hpp"
+#include "engine/graph/node_def.hpp"
 #include "engine/graph/physical_plan.hpp"
 #include "engine/runtime/channel.hpp"
 #include "engine/runtime/task.hpp"

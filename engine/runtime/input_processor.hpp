@@ -4,9 +4,9 @@
 #include <cstdint>
 
 #include "engine/checkpoint/barrier_aligner.hpp"
-#include "engine/graph/metrics.hpp"
 #include "engine/runtime/input_gate.hpp"
 #include "engine/runtime/record_writer.hpp"
+#include "engine/runtime/task_metrics.hpp"
 
 namespace sluice {
 

@@ -6,9 +6,10 @@
 #include <vector>
 
 #include "engine/graph/job_graph.hpp"
-#include "engine/graph/metrics.hpp"
+#include "engine/graph/node_def.hpp"
 #include "engine/graph/operator.hpp"
 #include "engine/runtime/record_writer.hpp"
+#include "engine/runtime/task_metrics.hpp"
 
 /// The operators of one task and how batches move between them. Internal to
 /// the engine.

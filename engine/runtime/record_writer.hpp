@@ -7,9 +7,9 @@
 #include "engine/common/operator_failure.hpp"
 #include "engine/data/batch.hpp"
 #include "engine/graph/job_graph.hpp"
-#include "engine/graph/metrics.hpp"
 #include "engine/graph/operator.hpp"
 #include "engine/runtime/channel.hpp"
+#include "engine/runtime/task_metrics.hpp"
 
 namespace sluice {
 

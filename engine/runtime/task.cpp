@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "engine/common/error.hpp"
+#include "engine/graph/node_def.hpp"
 #include "engine/state/lazy_state_store.hpp"
 #include "engine/state/state_store.hpp"
 
@@ -24,7 +25,6 @@ class Task::Context final : public SinkContext, public KeyTaker {
   Context(Task& task, SubtaskInfo info) : task_(task), info_(std::move(info)) {}
 
   const SubtaskInfo& subtask() const override { return info_; }
-  const TaskMetrics& metrics() const override { return task_.metrics_; }
   Counter& counter(const std::string& name) override {
     return task_.metrics_.custom(info_.operator_name + "." + name);
   }

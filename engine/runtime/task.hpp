@@ -14,7 +14,6 @@
 #include "engine/checkpoint/checkpoint_storage.hpp"
 #include "engine/checkpoint/subtask_checkpointer.hpp"
 #include "engine/graph/job_graph.hpp"
-#include "engine/graph/metrics.hpp"
 #include "engine/graph/physical_plan.hpp"
 #include "engine/runtime/input_gate.hpp"
 #include "engine/runtime/input_processor.hpp"
@@ -23,6 +22,7 @@
 #include "engine/runtime/notifier.hpp"
 #include "engine/runtime/operator_chain.hpp"
 #include "engine/runtime/record_writer.hpp"
+#include "engine/runtime/task_metrics.hpp"
 
 namespace sluice {
 

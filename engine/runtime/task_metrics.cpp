@@ -1,0 +1,40 @@
+#include "engine/runtime/task_metrics.hpp"
+
+namespace sluice {
+
+Counter& TaskMetrics::custom(const std::string& counter_name) {
+  std::lock_guard<std::mutex> lock(custom_mutex_);
+  auto& counter = custom_[counter_name];
+  if (!counter) counter = std::make_unique<Counter>();
+  return *counter;
+}
+
+std::map<std::string, uint64_t> TaskMetrics::custom_values() const {
+  std::lock_guard<std::mutex> lock(custom_mutex_);
+  std::map<std::string, uint64_t> values;
+  for (const auto& [key, counter] : custom_) values[key] = counter->get();
+  return values;
+}
+
+TaskSnapshot snapshot(const TaskMetrics& m) {
+  TaskSnapshot s{.name = m.name,
+                 .subtask = m.subtask,
+                 .parallelism = m.parallelism,
+                 .batches_in = m.batches_in.get(),
+                 .batches_out = m.batches_out.get(),
+                 .blocked_ns = m.blocked_ns.get(),
+                 .flush_seen = m.flush_seen.get(),
+                 .flush_acted = m.flush_acted.get(),
+                 .flush_emitted = m.flush_emitted.get(),
+                 .ticks_offered = m.ticks_offered.get(),
+                 .ticks_coalesced = m.ticks_coalesced.get(),
+                 .counters = m.custom_values()};
+  for (size_t i = 0; i < m.operators.size(); ++i) {
+    const uint64_t out =
+        i + 1 < m.operators.size() ? m.operators[i + 1].records_in.get() : m.records_written.get();
+    s.operators.push_back({m.operators[i].name, m.subtask, m.operators[i].records_in.get(), out});
+  }
+  return s;
+}
+
+}  // namespace sluice
