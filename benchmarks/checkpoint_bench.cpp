@@ -24,7 +24,7 @@ BenchSample aggregate_run(uint64_t rows, std::chrono::milliseconds interval) {
   Stream bucketed = generated.map("bucket", [id](RowRef row) { row[id] %= kKeys; })
                         .filter("keep", [value](RowRef row) { return row[value] % 8 != 0; });
   keyed_aggregate(bucketed, "sum", {"id"}, "value").sink("blackhole", blackhole_sink());
-  RuntimeOptions options;
+  RuntimeOptions options = RuntimeOptions::without_checkpoints();
   options.flush_interval = std::chrono::milliseconds(0);
   options.checkpoint_interval = interval;
   options.checkpoint_dir = dir;

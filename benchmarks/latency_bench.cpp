@@ -72,7 +72,7 @@ BenchSample fixed_rate(int64_t rows, double rate) {
       .map("pass", [](Row&& row) { return std::move(row); })
       .sink("measure", {.create = [latencies](const SubtaskInfo&) { return std::make_unique<LatencySink>(latencies); }})
       .disable_chaining();
-  const JobResult result = Executor().run(graph);
+  const JobResult result = Executor(RuntimeOptions::without_checkpoints()).run(graph);
   if (!result.finished()) throw std::runtime_error("latency run failed: " + result.error);
   return {static_cast<uint64_t>(rows),
           std::chrono::duration<double>(result.duration).count(),
@@ -114,7 +114,7 @@ BenchSample idle_visibility(std::chrono::milliseconds interval, int rows) {
                                return std::make_unique<OnDemand>(released, rows);
                              }})
       .sink("mysql", mysql_sink(options, kStamped));
-  RuntimeOptions runtime;
+  RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
   runtime.flush_interval = interval;
   Executor executor(runtime);
   std::vector<int64_t> visible_after;

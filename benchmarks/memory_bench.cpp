@@ -54,7 +54,7 @@ BenchSample stalled(uint64_t offered, std::chrono::milliseconds stall) {
       .map("pass", [](Row&& row) { return std::move(row); })
       .sink("stalled", {.create = [&](const SubtaskInfo&) { return std::make_unique<StalledSink>(release); }})
       .disable_chaining();
-  RuntimeOptions options;
+  RuntimeOptions options = RuntimeOptions::without_checkpoints();
   options.flush_interval = std::chrono::milliseconds(0);
   Executor executor(options);
   uint64_t after_first_second = 0;

@@ -78,7 +78,7 @@ BenchSample sink_run(const DatagenOptions& gen, size_t max_rows, SinkSetup setup
   graph.source("datagen", datagen_source(gen))
       .sink("mysql", mysql_sink(options, kOrders))
       .parallelism(setup.parallelism);
-  RuntimeOptions runtime;
+  RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
   runtime.flush_interval = std::chrono::milliseconds(0);
   const auto state = std::filesystem::temp_directory_path() / ("sluice-xa-bench-" + std::to_string(::getpid()));
   if (setup.delivery == MySqlSinkOptions::Delivery::kExactlyOnce) {

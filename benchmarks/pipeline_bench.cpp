@@ -112,7 +112,7 @@ BenchSample engine_pipeline(uint64_t rows, Shape shape,
                         .sink("blackhole", blackhole_sink())
                         .parallelism(parallelism);
   if (shape == Shape::kOneBoundary) sink.disable_chaining();
-  RuntimeOptions options;
+  RuntimeOptions options = RuntimeOptions::without_checkpoints();
   options.flush_interval = flush_interval;
   const JobResult result = Executor(options).run(graph);
   if (!result.finished()) throw std::runtime_error("pipeline run failed: " + result.error);

@@ -180,7 +180,7 @@ TEST_CASE("RowRef functions of map, filter and flat_map change records in place"
                   out.emit(row);
                 })
       .sink("collect", collect_sink(collected));
-  RuntimeOptions options;
+  RuntimeOptions options = RuntimeOptions::without_checkpoints();
   options.flush_interval = std::chrono::milliseconds(0);
   REQUIRE(Executor(options).run(graph).finished());
   const std::vector<Row> rows = collected->rows();

@@ -34,7 +34,7 @@ FileRun read_all(const ChangelogFileOptions& options) {
   auto collected = std::make_shared<CollectedRows>();
   JobGraph graph("file");
   graph.source("file", changelog_file_source(options)).sink("collect", collect_sink(collected));
-  RuntimeOptions runtime;
+  RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
   runtime.flush_interval = std::chrono::milliseconds(0);
   FileRun run{Executor(runtime).run(graph), {}};
   run.rows = collected->rows();
@@ -244,7 +244,7 @@ FileRun read_checkpointed(const std::string& path, const testing::TempDir& state
   JobGraph graph("file-job");
   graph.source("file", changelog_file_source(file_options(path)))
       .sink("collect", collect_sink(collected));
-  RuntimeOptions runtime;
+  RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
   runtime.flush_interval = std::chrono::milliseconds(0);
   runtime.checkpoint_interval = std::chrono::hours(1);  // the final one only
   runtime.checkpoint_dir = state.path();

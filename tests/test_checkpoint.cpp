@@ -21,7 +21,7 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 RuntimeOptions checkpointing(const testing::TempDir& dir, std::chrono::milliseconds interval) {
-  RuntimeOptions options;
+  RuntimeOptions options = RuntimeOptions::without_checkpoints();
   options.flush_interval = 0ms;
   options.checkpoint_interval = interval;
   options.checkpoint_dir = dir.path();

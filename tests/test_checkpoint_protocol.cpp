@@ -174,7 +174,7 @@ TEST_CASE("the coordinator tells every task how n ended before it triggers n+1",
   std::vector<std::string> log;
   std::mutex mutex;
   FakeTask source(true, log, mutex), sink(false, log, mutex);
-  RuntimeOptions options;
+  RuntimeOptions options = RuntimeOptions::without_checkpoints();
   options.checkpoint_interval = 1ms;
   boost::asio::io_context io;
   CheckpointCoordinator coordinator(io, options, storage, "protocol", {{"source", 1}, {"sink", 1}},

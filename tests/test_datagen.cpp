@@ -145,7 +145,7 @@ TEST_CASE("source.rate holds a source back to the given rate", "[datagen]") {
   options.rate = 2000;
   JobGraph graph("rated");
   graph.source("gen", datagen_source(options)).sink("out", blackhole_sink());
-  RuntimeOptions runtime;
+  RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
   runtime.flush_interval = std::chrono::milliseconds(0);
   const JobResult result = Executor(runtime).run(graph);
   REQUIRE(result.finished());

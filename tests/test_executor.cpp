@@ -110,7 +110,7 @@ SinkDef logging_sink(std::shared_ptr<SinkLog> log) {
 }
 
 RuntimeOptions with_flush(std::chrono::milliseconds interval, bool chaining = true) {
-  RuntimeOptions options;
+  RuntimeOptions options = RuntimeOptions::without_checkpoints();
   options.flush_interval = interval;
   options.chaining = chaining;
   return options;
@@ -609,7 +609,7 @@ TEST_CASE("with check-rows, a record that breaks its operator's declared type fa
     DatagenOptions gen;
     gen.rows = 100;
     graph.source("numbers", datagen_source(gen)).map("wrong", fn).sink("out", blackhole_sink());
-    RuntimeOptions options;
+    RuntimeOptions options = RuntimeOptions::without_checkpoints();
     options.flush_interval = 0ms;
     options.check_rows = check;
     options.restart_attempts = 2;
@@ -690,7 +690,7 @@ TEST_CASE("keyed state follows the key of each record after key_by", "[engine]")
             StreamType{counted, ChangelogMode::insert_only()})
         .parallelism(2)
         .sink("collect", collect_sink(collected));
-    RuntimeOptions options;
+    RuntimeOptions options = RuntimeOptions::without_checkpoints();
     options.flush_interval = 0ms;
     JobResult result = Executor(options).run(graph);
     return std::make_pair(std::move(result), collected->rows());

@@ -65,7 +65,7 @@ TEST_CASE("operators on forward edges of equal parallelism chain into one task",
       .parallelism(2)
       .sink("out", blackhole_sink())
       .parallelism(2);
-  RuntimeOptions options;
+  RuntimeOptions options = RuntimeOptions::without_checkpoints();
   PhysicalPlan plan = build_plan(graph, options);
   REQUIRE(plan.chains.size() == 2);
   CHECK(plan.chain_name(graph, 0) == "gen -> m -> f");

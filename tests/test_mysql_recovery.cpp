@@ -71,7 +71,7 @@ JobResult run_changelog(const DatagenOptions& gen, const MySqlUrl& url, const st
   options.socket_timeout = socket_timeout;
   JobGraph graph("mysql-recovery");
   graph.source("orders", datagen_source(gen)).sink("mysql", mysql_sink(options, kOrders)).parallelism(sink_parallelism);
-  RuntimeOptions runtime;
+  RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
   runtime.flush_interval = 50ms;
   Executor own(runtime);
   return (executor ? *executor : own).run(graph);
@@ -215,7 +215,7 @@ TEST_CASE("a server that stops answering fails the job within the socket timeout
 
 TEST_CASE("cancelling a job interrupts a call blocked on a silent server", "[mysql][serial]") {
   PrivateServer server;
-  Executor executor;
+  Executor executor(RuntimeOptions::without_checkpoints());
   std::thread canceller([&] {
     server.wait_for_rows();
     server.freeze();
@@ -332,7 +332,7 @@ TEST_CASE("exactly-once at sink parallelism 4 writes checkpoint n+1 while n is p
   orders.sink("mysql", mysql_sink(options, kOrders)).parallelism(4);
   orders.sink("slow", testing::slow_snapshot_sink(200ms)).disable_chaining();
   const testing::TempDir dir;
-  RuntimeOptions runtime;
+  RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
   runtime.flush_interval = 50ms;
   runtime.checkpoint_interval = 100ms;
   runtime.checkpoint_dir = dir.path();

@@ -30,8 +30,8 @@ struct SinkRun {
 };
 
 SinkRun run_into(TestTable& table, std::vector<Row> rows, size_t max_rows,
-                 RuntimeOptions runtime = {}, testing::IdleUntil idle = {},
-                 const Schema& schema = kAccounts) {
+                 RuntimeOptions runtime = RuntimeOptions::without_checkpoints(),
+                 testing::IdleUntil idle = {}, const Schema& schema = kAccounts) {
   MySqlSinkOptions options;
   options.url = testing::test_mysql_url();
   options.table = table.name();
@@ -98,7 +98,7 @@ TEST_CASE("each flush trigger alone causes a flush", "[mysql]") {
   }
   SECTION("FlushSignal while the source is idle") {
     TestTable table("trigger_signal", kAccountsTable);
-    RuntimeOptions runtime;
+    RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
     runtime.flush_interval = 50ms;
     MySqlSinkOptions options;
     options.url = testing::test_mysql_url();
@@ -125,7 +125,7 @@ TEST_CASE("each flush trigger alone causes a flush", "[mysql]") {
   }
   SECTION("checkpoint barrier") {
     TestTable table("trigger_barrier", kAccountsTable);
-    RuntimeOptions runtime;
+    RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
     runtime.flush_interval = 0ms;
     runtime.checkpoint_interval = 100ms;
     const SinkRun run = run_into(table, three, 0, runtime, {.checkpoints = 1});
@@ -214,7 +214,7 @@ TEST_CASE("a table that does not fit fails before anything is written", "[mysql]
     JobGraph graph("missing");
     graph.source("rows", testing::rows_source(kAccounts, ChangelogMode::all(), one))
         .sink("mysql", mysql_sink(options, kAccounts));
-    const JobResult result = Executor().run(graph);
+    const JobResult result = Executor(RuntimeOptions::without_checkpoints()).run(graph);
     CHECK(result.status == JobResult::Status::kFailed);
     CHECK_THAT(result.error, Catch::Contains("table 'no_such_table' does not exist"));
   }
@@ -227,7 +227,7 @@ TEST_CASE("a table that does not fit fails before anything is written", "[mysql]
     JobGraph graph("password");
     graph.source("rows", testing::rows_source(kAccounts, ChangelogMode::all(), one))
         .sink("mysql", mysql_sink(options, kAccounts));
-    const JobResult result = Executor().run(graph);
+    const JobResult result = Executor(RuntimeOptions::without_checkpoints()).run(graph);
     CHECK(result.status == JobResult::Status::kFailed);
     CHECK_THAT(result.error, Catch::Contains("Access denied") && Catch::Contains(":***@") &&
                                  !Catch::Contains("wrong"));

@@ -436,7 +436,7 @@ JobResult run_exactly_once(const DatagenOptions& gen, FakeServer& server) {
   changes.sink("slow", testing::slow_snapshot_sink(std::chrono::milliseconds(30)))
       .disable_chaining();
   const testing::TempDir dir;
-  RuntimeOptions runtime;
+  RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
   runtime.flush_interval = std::chrono::milliseconds(5);
   runtime.checkpoint_interval = std::chrono::milliseconds(20);
   runtime.checkpoint_dir = dir.path();

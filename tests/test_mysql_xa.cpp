@@ -231,7 +231,7 @@ TEST_CASE("recovery rolls back its own leftovers and those of vanished subtasks,
   options.delivery = MySqlSinkOptions::Delivery::kExactlyOnce;
   JobGraph graph(job);
   graph.source("gen", datagen_source(gen)).sink("mysql", mysql_sink(options, gen.schema));
-  RuntimeOptions runtime;
+  RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
   runtime.checkpoint_interval = 1h;  // the final checkpoint only
   runtime.checkpoint_dir = dir.path();
   // Keys 1 and 2 are locked by leftovers until recovery rolls them back: the
@@ -260,7 +260,7 @@ TEST_CASE("exactly-once without checkpoints is refused", "[mysql][xa]") {
   options.delivery = MySqlSinkOptions::Delivery::kExactlyOnce;
   JobGraph graph("no-checkpoints");
   graph.source("gen", datagen_source(gen)).sink("mysql", mysql_sink(options, gen.schema));
-  const JobResult result = Executor().run(graph);
+  const JobResult result = Executor(RuntimeOptions::without_checkpoints()).run(graph);
   CHECK(result.status == JobResult::Status::kFailed);
   CHECK_THAT(result.error, Catch::Contains("set checkpoint.interval above 0"));
   CHECK(table.rows().empty());
@@ -320,7 +320,7 @@ TEST_CASE(
       .transform("slow", [](const SubtaskInfo&) { return std::make_unique<SlowFirstSnapshot>(); })
       .sink("mysql", mysql_sink(options, schema));
   testing::TempDir dir;
-  RuntimeOptions runtime;
+  RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
   // Checkpoint 1 at 2 s is aborted at 2.3 s; its snapshot ends at 2.6 s, the
   // source then ends, and the final checkpoint follows at once, before 2's
   // turn at 4 s: none completes between the aborted one and the last.

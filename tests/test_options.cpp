@@ -2,6 +2,7 @@
 
 #include "engine/common/error.hpp"
 #include "engine/graph/options.hpp"
+#include "engine/graph/runtime_options.hpp"
 #include "tests/support.hpp"
 
 using namespace sluice;
@@ -132,4 +133,44 @@ TEST_CASE("the option table renders as a sorted Markdown table", "[options]") {
   CHECK(md.find("| `engine.chaining` | `true` | chain |") != std::string::npos);
   CHECK(md.find("| `sink.table` | — | target table |") != std::string::npos);
   CHECK(md.find("engine.chaining") < md.find("engine.flush.interval"));
+}
+
+TEST_CASE("RuntimeOptions{} holds the defaults the engine's option keys show", "[options]") {
+  const Config defaults{OptionTable(engine_option_specs())};
+  CHECK(RuntimeOptions::from(defaults) == RuntimeOptions{});
+  CHECK(defaults.get_duration("checkpoint.interval") == RuntimeOptions{}.checkpoint_interval);
+  CHECK(defaults.get_string("restore") == "auto");
+}
+
+TEST_CASE("every engine option key sets a RuntimeOptions field", "[options]") {
+  for (const OptionSpec& spec : engine_option_specs()) {
+    if (spec.key == "job.name") continue;  // names the graph, not a field
+    INFO(spec.key);
+    // A value other than the default, in the option's own syntax.
+    std::string other;
+    switch (spec.type) {
+      case OptionType::kInteger:
+        other = std::to_string(std::stoll(spec.default_value) + 1);
+        break;
+      case OptionType::kDuration:
+        other = format_duration(*parse_duration(spec.default_value) + 1000ms);
+        break;
+      case OptionType::kBoolean:
+        other = spec.default_value.empty() ? (kDebugBuild ? "false" : "true")
+                                           : (spec.default_value == "true" ? "false" : "true");
+        break;
+      case OptionType::kEnum:
+        other =
+            spec.default_value == spec.choices.front() ? spec.choices.back() : spec.choices.front();
+        break;
+      case OptionType::kString:
+      case OptionType::kSize:
+        other = spec.default_value + "1";
+        break;
+    }
+    REQUIRE(other != spec.default_value);
+    Config config{OptionTable(engine_option_specs())};
+    config.set(spec.key, other);
+    CHECK_FALSE(RuntimeOptions::from(config) == RuntimeOptions{});
+  }
 }

@@ -33,7 +33,7 @@ TEST_CASE("project keeps the named columns of every record, in order", "[transfo
   JobGraph graph("project");
   project(graph.source("gen", datagen_source(orders())), "pick", {"amount", "id"})
       .sink("collect", collect_sink(collected));
-  RuntimeOptions options;
+  RuntimeOptions options = RuntimeOptions::without_checkpoints();
   options.flush_interval = std::chrono::milliseconds(0);
   REQUIRE(Executor(options).run(graph).finished());
   REQUIRE(collected->size() == 10);

@@ -66,9 +66,6 @@ class OptionTable {
   std::vector<OptionSpec> specs_;
 };
 
-/// The engine's own keys (job, parallelism, timers, checkpoints, restore).
-const std::vector<OptionSpec>& engine_option_specs();
-
 /// Parses "250ms", "5s", "2min", "1h" or "0". Returns nullopt if malformed.
 std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
 /// Parses "1024", "512kb", "64mb", "1gb" (powers of 1024). Nullopt if malformed.

@@ -1,32 +1,159 @@
 #include "engine/graph/runtime_options.hpp"
 
+#include <functional>
+#include <string>
+
 namespace sluice {
+namespace {
+
+using Restore = RuntimeOptions::Restore;
+
+// One option key bound to its RuntimeOptions field: the field's value in
+// the option's syntax (for the default the table shows), and how a
+// config's value is read into it.
+struct Binding {
+  OptionSpec spec;
+  std::function<std::string(const RuntimeOptions&)> show;
+  std::function<void(const Config&, RuntimeOptions&)> read;
+};
+
+template <typename Int>
+Binding integer(OptionSpec spec, Int RuntimeOptions::*field) {
+  spec.type = OptionType::kInteger;
+  return {spec, [field](const RuntimeOptions& o) { return std::to_string(o.*field); },
+          [field, key = spec.key](const Config& config, RuntimeOptions& o) {
+            o.*field = static_cast<Int>(config.get_int(key));
+          }};
+}
+
+Binding duration(OptionSpec spec, std::chrono::milliseconds RuntimeOptions::*field) {
+  spec.type = OptionType::kDuration;
+  return {spec, [field](const RuntimeOptions& o) { return format_duration(o.*field); },
+          [field, key = spec.key](const Config& config, RuntimeOptions& o) {
+            o.*field = config.get_duration(key);
+          }};
+}
+
+Binding boolean(OptionSpec spec, bool RuntimeOptions::*field) {
+  spec.type = OptionType::kBoolean;
+  return {spec, [field](const RuntimeOptions& o) { return o.*field ? "true" : "false"; },
+          [field, key = spec.key](const Config& config, RuntimeOptions& o) {
+            o.*field = config.get_bool(key);
+          }};
+}
+
+const std::vector<Binding>& bindings() {
+  static const std::vector<Binding> all = {
+      integer({.key = "parallelism", .doc = "default number of subtasks per operator", .min = 1},
+              &RuntimeOptions::parallelism),
+      duration({.key = "engine.flush.interval",
+                .doc = "period of the FlushSignals injected at the sources; 0 = off"},
+               &RuntimeOptions::flush_interval),
+      boolean({.key = "engine.chaining",
+               .doc = "run operators on forward edges of equal parallelism in one task"},
+              &RuntimeOptions::chaining),
+      boolean({.key = "engine.check-rows",
+               .doc = "check every record an operator emits against its declared columns and "
+                      "changelog mode (costs a little per record)",
+               .default_doc = "on in debug builds, else off"},
+              &RuntimeOptions::check_rows),
+      integer({.key = "engine.batch-size",
+               .doc = "records per batch handed from one task to the next",
+               .min = 1},
+              &RuntimeOptions::batch_size),
+      integer({.key = "engine.channel-capacity",
+               .doc = "batches a channel holds before its producer blocks",
+               .min = 1},
+              &RuntimeOptions::channel_capacity),
+      duration({.key = "checkpoint.interval", .doc = "time between checkpoints; 0 = off"},
+               &RuntimeOptions::checkpoint_interval),
+      {{.key = "checkpoint.dir",
+        .doc = "where checkpoints and live state go, under a folder per job.name"},
+       [](const RuntimeOptions& o) { return o.checkpoint_dir.string(); },
+       [](const Config& config, RuntimeOptions& o) {
+         o.checkpoint_dir = config.get_string("checkpoint.dir");
+       }},
+      duration({.key = "checkpoint.timeout",
+                .doc = "a checkpoint not complete after this long is aborted"},
+               &RuntimeOptions::checkpoint_timeout),
+      duration({.key = "checkpoint.min-pause",
+                .doc = "least time between the end of a checkpoint and the start of the next"},
+               &RuntimeOptions::checkpoint_min_pause),
+      integer({.key = "checkpoint.retained", .doc = "completed checkpoints kept on disk", .min = 1},
+              &RuntimeOptions::checkpoints_retained),
+      {{.key = "restore",
+        .type = OptionType::kEnum,
+        .doc = "resume from the latest checkpoint of job.name (auto), start fresh (none), or "
+               "resume from the given checkpoint id",
+        .choices = {"auto", "none"},
+        .also_integer = true},
+       [](const RuntimeOptions& o) {
+         switch (o.restore) {
+           case Restore::kNone:
+             return std::string("none");
+           case Restore::kLatest:
+             return std::string("auto");
+           case Restore::kCheckpoint:
+             break;
+         }
+         return std::to_string(o.restore_checkpoint);
+       },
+       [](const Config& config, RuntimeOptions& o) {
+         const std::string restore = config.get_string("restore");
+         if (restore == "auto") {
+           o.restore = Restore::kLatest;
+         } else if (restore == "none") {
+           o.restore = Restore::kNone;
+         } else {
+           o.restore = Restore::kCheckpoint;
+           o.restore_checkpoint = config.get_int("restore");
+         }
+       }},
+      integer({.key = "restart.attempts",
+               .doc = "in-process restarts of a failed job, from the latest checkpoint this run "
+                      "completed or the one it started from; a failure that would repeat is not "
+                      "restarted"},
+              &RuntimeOptions::restart_attempts),
+      duration({.key = "restart.delay", .doc = "wait before a restart"},
+               &RuntimeOptions::restart_delay),
+  };
+  return all;
+}
+
+}  // namespace
+
+RuntimeOptions RuntimeOptions::without_checkpoints() {
+  RuntimeOptions options;
+  options.checkpoint_interval = std::chrono::milliseconds(0);
+  options.restore = Restore::kNone;
+  options.restart_attempts = 0;
+  return options;
+}
 
 RuntimeOptions RuntimeOptions::from(const Config& config) {
   RuntimeOptions options;
-  options.parallelism = static_cast<int>(config.get_int("parallelism"));
-  options.flush_interval = config.get_duration("engine.flush.interval");
-  options.chaining = config.get_bool("engine.chaining");
-  if (config.find("engine.check-rows")) options.check_rows = config.get_bool("engine.check-rows");
-  options.batch_size = static_cast<size_t>(config.get_int("engine.batch-size"));
-  options.channel_capacity = static_cast<size_t>(config.get_int("engine.channel-capacity"));
-  options.checkpoint_interval = config.get_duration("checkpoint.interval");
-  options.checkpoint_timeout = config.get_duration("checkpoint.timeout");
-  options.checkpoint_min_pause = config.get_duration("checkpoint.min-pause");
-  options.checkpoints_retained = static_cast<int>(config.get_int("checkpoint.retained"));
-  options.checkpoint_dir = config.get_string("checkpoint.dir");
-  const std::string restore = config.get_string("restore");
-  if (restore == "auto") {
-    options.restore = Restore::kLatest;
-  } else if (restore == "none") {
-    options.restore = Restore::kNone;
-  } else {
-    options.restore = Restore::kCheckpoint;
-    options.restore_checkpoint = config.get_int("restore");
+  for (const Binding& binding : bindings()) {
+    // Only a key without a default (engine.check-rows) may have no value.
+    if (config.find(binding.spec.key)) binding.read(config, options);
   }
-  options.restart_attempts = static_cast<int>(config.get_int("restart.attempts"));
-  options.restart_delay = config.get_duration("restart.delay");
   return options;
+}
+
+const std::vector<OptionSpec>& engine_option_specs() {
+  static const std::vector<OptionSpec> specs = [] {
+    std::vector<OptionSpec> out = {{.key = "job.name",
+                                    .doc = "names the job's checkpoints and transactions",
+                                    .default_doc = "the job's id"}};
+    const RuntimeOptions defaults;
+    for (const Binding& binding : bindings()) {
+      OptionSpec spec = binding.spec;
+      // A default that depends on the build is documented, not shown.
+      if (spec.default_doc.empty()) spec.default_value = binding.show(defaults);
+      out.push_back(std::move(spec));
+    }
+    return out;
+  }();
+  return specs;
 }
 
 }  // namespace sluice

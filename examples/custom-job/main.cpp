@@ -99,7 +99,6 @@ int main() {
   options.flush_interval = std::chrono::milliseconds(20);
   options.checkpoint_interval = std::chrono::milliseconds(50);
   options.checkpoint_dir = "custom-job-state";
-  options.restore = RuntimeOptions::Restore::kLatest;
   const JobResult result = Executor(options).run(graph);
   if (!result.finished()) {
     std::fprintf(stderr, "custom-job failed: %s\n", result.error.c_str());
