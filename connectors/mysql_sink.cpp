@@ -140,6 +140,7 @@ class MySqlSink final : public Sink {
   void write_batch(Batch& rows) override {
     if (options_.max_rows == 0) {
       buffer(rows);
+      rows.clear();
       return;
     }
     // Flush after every max_rows records, as one record at a time would.
@@ -190,29 +191,15 @@ class MySqlSink final : public Sink {
   }
 
  private:
-  // Upsert mode keeps the last change per key; append mode every row: a
-  // Row, rows `selected` of `rows`, or every selected row of `rows`.
-  void buffer(const Row& row) {
+  // Upsert mode keeps the last change per key; append mode every row. Takes
+  // a Row, every selected row of a batch, or rows `selected` of a batch.
+  template <typename... Rows>
+  void buffer(Rows&&... rows) {
     if (mode_ == MySqlSinkOptions::Mode::kAppend) {
-      appended_.append(row);
+      appended_.append(rows...);
     } else {
-      changes_.add(row);
+      changes_.add(rows...);
     }
-  }
-  void buffer(const Batch& rows, std::span<const uint32_t> selected) {
-    if (mode_ == MySqlSinkOptions::Mode::kAppend) {
-      appended_.append(rows, selected);
-    } else {
-      changes_.add(rows, selected);
-    }
-  }
-  void buffer(Batch& rows) {
-    if (mode_ == MySqlSinkOptions::Mode::kAppend) {
-      appended_.append(rows);
-    } else {
-      changes_.add(rows);
-    }
-    rows.clear();
   }
 
   // Counts records written, flushing after every max_rows.
