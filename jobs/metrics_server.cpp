@@ -1,7 +1,5 @@
 #include "jobs/metrics_server.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -12,18 +10,82 @@
 namespace sluice {
 
 namespace asio = boost::asio;
+namespace beast = boost::beast;
 namespace http = boost::beast::http;
 
-struct MetricsServer::State {
+namespace {
+
+struct ServerState {
   asio::io_context io;
   asio::ip::tcp::acceptor acceptor{io};
   std::function<std::string()> render;
+  std::chrono::milliseconds idle_timeout{0};
 };
 
-MetricsServer::MetricsServer(unsigned short port, std::function<std::string()> render)
+// One client connection: reads a request, answers it, and reads the next
+// while the client keeps the connection alive. Every read and write has a
+// deadline; it owns itself through the handlers it has pending, so it ends
+// when its connection closes or the io_context goes away.
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(asio::ip::tcp::socket socket, const ServerState& state)
+      : stream_(std::move(socket)), state_(state) {}
+
+  void read() {
+    request_ = {};
+    stream_.expires_after(state_.idle_timeout);
+    http::async_read(stream_, buffer_, request_,
+                     [self = shared_from_this()](beast::error_code error, size_t) {
+                       if (error) return self->close();
+                       self->respond();
+                     });
+  }
+
+ private:
+  void respond() {
+    response_ = {http::status::ok, request_.version()};
+    response_.set(http::field::content_type, "text/plain; version=0.0.4");
+    response_.body() = state_.render();
+    response_.keep_alive(request_.keep_alive());
+    response_.prepare_payload();
+    stream_.expires_after(state_.idle_timeout);
+    http::async_write(stream_, response_,
+                      [self = shared_from_this()](beast::error_code error, size_t) {
+                        if (error || !self->response_.keep_alive()) return self->close();
+                        self->read();
+                      });
+  }
+
+  void close() {
+    beast::error_code ignored;
+    stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  }
+
+  beast::tcp_stream stream_;
+  const ServerState& state_;
+  beast::flat_buffer buffer_;
+  http::request<http::string_body> request_;
+  http::response<http::string_body> response_;
+};
+
+void accept(ServerState& state) {
+  state.acceptor.async_accept([&state](beast::error_code error, asio::ip::tcp::socket socket) {
+    if (error) return;  // closed: the server is going away
+    std::make_shared<Session>(std::move(socket), state)->read();
+    accept(state);
+  });
+}
+
+}  // namespace
+
+struct MetricsServer::State : ServerState {};
+
+MetricsServer::MetricsServer(unsigned short port, std::function<std::string()> render,
+                             std::chrono::milliseconds idle_timeout)
     : state_(std::make_unique<State>()) {
   state_->render = std::move(render);
-  boost::system::error_code ec;
+  state_->idle_timeout = idle_timeout;
+  beast::error_code ec;
   const asio::ip::tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), port);
   state_->acceptor.open(endpoint.protocol(), ec);
   if (!ec) state_->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
@@ -31,33 +93,15 @@ MetricsServer::MetricsServer(unsigned short port, std::function<std::string()> r
   if (!ec) state_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) throw Error("metrics.port " + std::to_string(port) + ": cannot listen: " + ec.message());
   port_ = state_->acceptor.local_endpoint().port();
-  thread_ = std::thread([state = state_.get()] {
-    // One request at a time: a scrape every few seconds needs no more.
-    while (true) {
-      boost::system::error_code error;
-      asio::ip::tcp::socket socket(state->io);
-      state->acceptor.accept(socket, error);
-      if (error) return;  // closed: the server is going away
-      boost::beast::flat_buffer buffer;
-      http::request<http::string_body> request;
-      http::read(socket, buffer, request, error);
-      if (error) continue;
-      http::response<http::string_body> response{http::status::ok, request.version()};
-      response.set(http::field::content_type, "text/plain; version=0.0.4");
-      response.body() = state->render();
-      response.prepare_payload();
-      http::write(socket, response, error);
-      socket.shutdown(asio::ip::tcp::socket::shutdown_both, error);
-    }
-  });
+  accept(*state_);
+  thread_ = std::thread([state = state_.get()] { state->io.run(); });
 }
 
 MetricsServer::~MetricsServer() {
-  // Shutting the listening socket down makes the blocked accept() fail.
-  ::shutdown(state_->acceptor.native_handle(), SHUT_RDWR);
+  // run() returns at once; destroying the io_context then destroys the
+  // sessions, and with them their connections, whatever they were waiting for.
+  state_->io.stop();
   thread_.join();
-  boost::system::error_code ignored;
-  state_->acceptor.close(ignored);
 }
 
 }  // namespace sluice

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -8,11 +9,16 @@
 namespace sluice {
 
 /// Serves `render()` as Prometheus text at http://127.0.0.1:<port>/metrics
-/// (any path, in fact) on a thread of its own, until destroyed.
+/// (any path, in fact) on a thread of its own, until destroyed. It serves
+/// any number of clients at once, keeps a connection open between requests
+/// when the client asks (as Prometheus does), and closes a connection that
+/// sends or takes nothing for `idle_timeout`. Destroying it closes every
+/// connection at once: a client never holds up the job's exit.
 class MetricsServer {
  public:
   /// Throws sluice::Error if the port cannot be bound. Port 0 picks a free one.
-  MetricsServer(unsigned short port, std::function<std::string()> render);
+  MetricsServer(unsigned short port, std::function<std::string()> render,
+                std::chrono::milliseconds idle_timeout = std::chrono::seconds(10));
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;

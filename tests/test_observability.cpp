@@ -1,8 +1,18 @@
-#include <catch2/catch.hpp>
-#include <fstream>
-#include <nlohmann/json.hpp>
-#include <utility>  // Boost 1.74's Asio needs it under C++20.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <utility>  // before Asio: Boost 1.74's Asio needs it under C++20.
+
 #include <boost/asio.hpp>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
 
 #include "jobs/metrics_export.hpp"
 #include "jobs/metrics_server.hpp"
@@ -25,7 +35,90 @@ std::string http_get(unsigned short port) {
   return response;
 }
 
+// A client connection to the metrics server, read with a deadline so that a
+// server that never answers fails the test instead of hanging it.
+class Client {
+ public:
+  explicit Client(unsigned short port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(port);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
+  }
+  ~Client() { ::close(fd_); }
+
+  void send_get(bool keep_alive) {
+    const std::string request = std::string("GET /metrics HTTP/1.1\r\nHost: localhost\r\n") +
+                                (keep_alive ? "" : "Connection: close\r\n") + "\r\n";
+    REQUIRE(::send(fd_, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size()));
+  }
+  /// What arrives until `until` holds of it, the server closes the
+  /// connection (closed() is then true), or 10 s pass.
+  std::string read(const std::function<bool(const std::string&)>& until) {
+    std::string got;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!until(got) && std::chrono::steady_clock::now() < deadline) {
+      pollfd ready{fd_, POLLIN, 0};
+      if (::poll(&ready, 1, 100) <= 0) continue;
+      char buf[4096];
+      const ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+      if (n <= 0) {
+        closed_ = true;
+        break;
+      }
+      got.append(buf, static_cast<size_t>(n));
+    }
+    return got;
+  }
+  /// Reads until the server closes the connection (or 10 s pass).
+  std::string read_to_close() {
+    return read([](const std::string&) { return false; });
+  }
+  bool closed() const { return closed_; }
+
+ private:
+  int fd_;
+  bool closed_ = false;
+};
+
+// Whether `text` holds `n` whole responses of the metrics server.
+bool has_responses(const std::string& text, size_t n) {
+  size_t found = 0;
+  for (size_t at = text.find("# end"); at != std::string::npos; at = text.find("# end", at + 1)) {
+    ++found;
+  }
+  return found >= n;
+}
+
 }  // namespace
+
+TEST_CASE("the metrics server serves several clients at once and closes them when it goes",
+          "[cli]") {
+  auto server = std::make_unique<MetricsServer>(0, [] { return std::string("up 1\n# end\n"); });
+  // A client that connects and says nothing, as a keep-alive scraper between scrapes.
+  Client idle(server->port());
+  Client scraper(server->port());
+  scraper.send_get(true);
+  CHECK(has_responses(scraper.read([](const std::string& s) { return has_responses(s, 1); }), 1));
+  // The same connection serves the next scrape.
+  scraper.send_get(false);
+  const std::string second = scraper.read_to_close();
+  CHECK(has_responses(second, 1));
+  CHECK(scraper.closed());  // it asked for Connection: close
+  // Going away closes the idle connection rather than waiting for it.
+  server.reset();
+  CHECK(idle.read_to_close().empty());
+  CHECK(idle.closed());
+}
+
+TEST_CASE("the metrics server closes a connection idle for longer than its timeout", "[cli]") {
+  MetricsServer server(
+      0, [] { return std::string("up 1\n"); }, std::chrono::milliseconds(50));
+  Client idle(server.port());
+  CHECK(idle.read_to_close().empty());
+  CHECK(idle.closed());
+}
 
 TEST_CASE("the metrics server serves Prometheus text over HTTP on loopback", "[cli]") {
   JobMetrics metrics;
