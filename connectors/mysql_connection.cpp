@@ -131,6 +131,12 @@ MySqlConnection::MySqlConnection(const MySqlUrl& url, const MySqlSession& sessio
     const unsigned yes = 1;
     mysql_optionsv(mysql_, MYSQL_OPT_LOCAL_INFILE, &yes);
   }
+  if (url.host == "localhost" && url.socket.empty()) {
+    // The client library takes "localhost" for its default Unix socket;
+    // a URL with a host means TCP (a socket is ?socket=PATH).
+    const unsigned tcp = MYSQL_PROTOCOL_TCP;
+    mysql_optionsv(mysql_, MYSQL_OPT_PROTOCOL, &tcp);
+  }
   if (canceller_ && canceller_->cancelled()) {
     mysql_close(mysql_);
     throw MySqlError(CR_SERVER_LOST,
@@ -140,8 +146,13 @@ MySqlConnection::MySqlConnection(const MySqlUrl& url, const MySqlSession& sessio
   if (mysql_real_connect(mysql_, url.host.empty() ? nullptr : url.host.c_str(), url.user.c_str(),
                          url.password.c_str(), url.database.c_str(), url.port,
                          url.socket.empty() ? nullptr : url.socket.c_str(), 0) == nullptr) {
-    const MySqlError failure =
-        error(mysql_errno(mysql_), "connecting to " + url.to_string() + ": " + mysql_error(mysql_));
+    std::string message = "connecting to " + url.to_string() + ": " + mysql_error(mysql_);
+    if (mysql_errno(mysql_) == ER_ACCESS_DENIED_ERROR && url.password.empty()) {
+      message +=
+          "; no password was given: write it in the URL (mysql://USER:PASSWORD@...) or "
+          "set SLUICE_MYSQL_PASSWORD";
+    }
+    const MySqlError failure = error(mysql_errno(mysql_), message);
     mysql_close(mysql_);
     throw failure;
   }

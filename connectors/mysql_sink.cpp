@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 
 #include "connectors/mysql_sink_connection.hpp"
@@ -383,13 +384,20 @@ std::string redact_url(std::string_view url) {
   }
 }
 
+std::string env_or_empty(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : "";
+}
+
 }  // namespace
 
 std::vector<OptionSpec> mysql_sink_option_specs() {
   return {
       {.key = "sink.url",
-       .doc = "mysql://USER[:PASSWORD]@HOST[:PORT]/DB or mysql://USER@/DB?socket=PATH; the "
-              "password may come from SLUICE_MYSQL_PASSWORD",
+       .default_value = env_or_empty("SLUICE_MYSQL_URL"),
+       .doc = "mysql://USER[:PASSWORD]@HOST[:PORT]/DB (localhost too is TCP) or "
+              "mysql://USER@/DB?socket=PATH; the password may come from SLUICE_MYSQL_PASSWORD",
+       .default_doc = "SLUICE_MYSQL_URL, if set",
        .redact = redact_url},
       {.key = "sink.table", .doc = "the target table"},
       {.key = "sink.primary-key",

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace sluice::testing {
@@ -23,6 +24,20 @@ class TempDir {
 
  private:
   std::filesystem::path path_;
+};
+
+/// Sets (or, with nullptr, unsets) environment variable `name` for its
+/// lifetime, then restores what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(std::string name, const char* value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> saved_;
 };
 
 /// What a command printed and how it exited.

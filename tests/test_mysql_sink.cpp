@@ -256,18 +256,41 @@ TEST_CASE("the URL hides its password and takes it from the environment", "[mysq
   const MySqlUrl socket = MySqlUrl::parse("mysql://app@/shop?socket=/run/mysqld.sock");
   CHECK(socket.socket == "/run/mysqld.sock");
   CHECK(socket.host.empty());
-  const char* saved = std::getenv("SLUICE_MYSQL_PASSWORD");
-  const std::string previous = saved ? saved : "";
-  setenv("SLUICE_MYSQL_PASSWORD", "from-env", 1);
-  CHECK(MySqlUrl::parse("mysql://app@h/db").password == "from-env");
-  if (saved) {
-    setenv("SLUICE_MYSQL_PASSWORD", previous.c_str(), 1);
-  } else {
-    unsetenv("SLUICE_MYSQL_PASSWORD");
+  {
+    testing::ScopedEnv password("SLUICE_MYSQL_PASSWORD", "from-env");
+    CHECK(MySqlUrl::parse("mysql://app@h/db").password == "from-env");
   }
   for (const char* bad : {"postgres://a@h/db", "mysql://h/db", "mysql://a@h", "mysql://a@h:99999/db"}) {
     CHECK_THROWS_AS(MySqlUrl::parse(bad), ConfigError);
   }
+}
+
+TEST_CASE("sink.url defaults to SLUICE_MYSQL_URL when it is set", "[mysql]") {
+  {
+    testing::ScopedEnv url("SLUICE_MYSQL_URL", "mysql://app@db.example/shop");
+    const Config config{OptionTable(mysql_sink_option_specs())};
+    CHECK(config.get_string("sink.url") == "mysql://app@db.example/shop");
+    CHECK(config.table().find("sink.url")->documented_default() == "SLUICE_MYSQL_URL, if set");
+  }
+  testing::ScopedEnv unset("SLUICE_MYSQL_URL", nullptr);
+  const Config config{OptionTable(mysql_sink_option_specs())};
+  CHECK_THROWS_WITH(config.get_string("sink.url"), Catch::Contains("'sink.url' is required"));
+}
+
+TEST_CASE("localhost in a URL is the server on that TCP port, not the default socket", "[mysql]") {
+  MySqlUrl url = testing::test_mysql_url();
+  url.host = "localhost";
+  MySqlConnection connection(url);
+  CHECK(connection.query("SELECT @@port")[0][0] == std::to_string(url.port));
+}
+
+TEST_CASE("access denied without a password says where a password goes", "[mysql]") {
+  MySqlUrl url = testing::test_mysql_url();
+  url.password.clear();
+  CHECK_THROWS_WITH(MySqlConnection(url),
+                    Catch::Contains("Access denied") && Catch::Contains("SLUICE_MYSQL_PASSWORD"));
+  url.password = "wrong";
+  CHECK_THROWS_WITH(MySqlConnection(url), !Catch::Contains("SLUICE_MYSQL_PASSWORD"));
 }
 
 TEST_CASE("a key-changing update leaves no orphan row", "[mysql]") {
