@@ -90,6 +90,7 @@ class MySqlSink final : public Sink {
     for (int t = 0; t < 4; ++t) flushes_[t] = &context.counter(std::string("flushes.") + kTriggerNames[t]);
     keys_flushed_ = &context.counter("keys");
     flush_micros_ = &context.counter("flush-micros");
+    send_millis_ = &context.counter("currentSendTime");
     retry_ = {.max_retries = options_.max_retries,
               .backoff = options_.retry_backoff,
               .canceller = &canceller_,
@@ -99,12 +100,16 @@ class MySqlSink final : public Sink {
       if (options_.connect) return options_.connect(session);
       return std::make_unique<MySqlSinkConnection>(options_.url, session);
     };
-    writer_.emplace(options_.table, input_, key_, mode_ == MySqlSinkOptions::Mode::kUpsert, subtask,
-                    StatementWriter::Counters{.upserts = &context.counter("upserts"),
-                                              .deletes = &context.counter("deletes"),
-                                              .statements = &context.counter("statements"),
-                                              .rows_affected = &context.counter("rows-affected"),
-                                              .transactions = &context.counter("transactions")});
+    writer_.emplace(
+        options_.table, input_, key_, mode_ == MySqlSinkOptions::Mode::kUpsert, subtask,
+        StatementWriter::Counters{.upserts = &context.counter("upserts"),
+                                  .deletes = &context.counter("deletes"),
+                                  .statements = &context.counter("statements"),
+                                  .rows_affected = &context.counter("rows-affected"),
+                                  .transactions = &context.counter("transactions"),
+                                  .records_send = &context.counter("numRecordsSend"),
+                                  .bytes_send = &context.counter("numBytesSend"),
+                                  .records_send_errors = &context.counter("numRecordsSendErrors")});
     // Fail before any record if the table does not fit.
     with_retries(retry_, "connecting to", target_, [&](int) {
       connection_ = connect_();
@@ -237,9 +242,11 @@ class MySqlSink final : public Sink {
     if (keys == 0) return;
     flushes_[static_cast<int>(trigger)]->add(1);
     keys_flushed_->add(keys);
-    flush_micros_->add(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                                 std::chrono::steady_clock::now() - started)
-                                                 .count()));
+    const auto took = std::chrono::steady_clock::now() - started;
+    flush_micros_->add(
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(took).count()));
+    send_millis_->set(
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
   }
 
   // Writes the buffer in a transaction of its own, replayed whole on a new
@@ -374,6 +381,7 @@ class MySqlSink final : public Sink {
   Counter* flushes_[4] = {};
   Counter* keys_flushed_ = nullptr;
   Counter* flush_micros_ = nullptr;
+  Counter* send_millis_ = nullptr;  // Flink's currentSendTime: the last flush, a gauge
 };
 
 std::string redact_url(std::string_view url) {

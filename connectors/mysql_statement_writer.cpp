@@ -90,12 +90,21 @@ uint64_t StatementWriter::execute_chunked(SinkConnection& connection, const Bulk
     size_t end = begin;
     size_t bytes = 0;
     while (end < rows.size() && end - begin < kRowsPerStatement) {
-      bytes += BulkStatement::wire_size(batch, rows[end], statement.columns);
-      if (bytes > packet_budget_ && end > begin) break;
+      const size_t row_bytes = BulkStatement::wire_size(batch, rows[end], statement.columns);
+      if (bytes + row_bytes > packet_budget_ && end > begin) break;
+      bytes += row_bytes;
       ++end;
     }
-    affected += connection.execute_bulk(statement, batch, rows.subspan(begin, end - begin));
+    const size_t n = end - begin;
+    try {
+      affected += connection.execute_bulk(statement, batch, rows.subspan(begin, n));
+    } catch (...) {
+      counters_.records_send_errors->add(n);
+      throw;
+    }
     counters_.statements->add(1);
+    counters_.records_send->add(n);
+    counters_.bytes_send->add(bytes);
     begin = end;
   }
   return affected;

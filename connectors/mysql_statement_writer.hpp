@@ -67,6 +67,12 @@ class StatementWriter {
     Counter* statements = nullptr;
     Counter* rows_affected = nullptr;
     Counter* transactions = nullptr;
+    // Flink's standard sink metrics (FLIP-33): rows in statements the
+    // server took, their bytes on the wire (the upper estimate the packet
+    // budget uses), and rows in statements that failed (each attempt counts).
+    Counter* records_send = nullptr;
+    Counter* bytes_send = nullptr;
+    Counter* records_send_errors = nullptr;
   };
 
   /// `key`: the key columns' indexes in `input`; upsert or append mode;

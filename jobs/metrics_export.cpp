@@ -1,6 +1,7 @@
 #include "jobs/metrics_export.hpp"
 
 #include <map>
+#include <optional>
 
 #include "engine/graph/node_def.hpp"
 
@@ -19,6 +20,30 @@ const char* status_name(JobResult::Status status) {
       return "cancelled";
   }
   return "?";
+}
+
+// Flink's standard connector metrics (FLIP-33) that operators count under
+// these names; see flink_metric().
+struct FlinkMetric {
+  const char* name;
+  const char* help;
+};
+constexpr FlinkMetric kFlinkMetrics[] = {
+    {"numRecordsSend", "Records the sink sent to the external system."},
+    {"numBytesSend", "Bytes the sink sent to the external system."},
+    {"numRecordsSendErrors", "Records the sink failed to send."},
+    {"currentSendTime", "Milliseconds the sink's last send took."}};
+
+// The operator of counter "<operator>.<metric>" when <metric> is one of
+// Flink's standard ones.
+std::optional<std::string> flink_metric(const std::string& counter) {
+  for (const FlinkMetric& metric : kFlinkMetrics) {
+    const std::string suffix = std::string(".") + metric.name;
+    if (counter.size() > suffix.size() && counter.ends_with(suffix)) {
+      return counter.substr(0, counter.size() - suffix.size());
+    }
+  }
+  return std::nullopt;
 }
 
 // Label values escape backslash, quote and newline.
@@ -142,10 +167,32 @@ std::string prometheus_text(const std::string& job, const JobMetrics& m) {
   family("sluice_operator_counter_total", "counter", "Counters operators keep of their own.");
   std::map<std::string, uint64_t> counters;
   for (const auto& t : m.tasks) {
-    for (const auto& [name, value] : t.counters) counters[name] += value;
+    for (const auto& [name, value] : t.counters) {
+      if (!flink_metric(name)) counters[name] += value;
+    }
   }
   for (const auto& [name, value] : counters) {
     sample("sluice_operator_counter_total", job_label + ",name=\"" + label(name) + "\"", static_cast<double>(value));
+  }
+  // Flink's standard connector metrics, named and labelled as Flink's
+  // Prometheus reporter shows an operator's (every metric as a gauge), so
+  // that dashboards made for Flink's sinks read them.
+  for (const FlinkMetric& metric : kFlinkMetrics) {
+    const std::string name = std::string("flink_taskmanager_job_task_operator_") + metric.name;
+    bool any = false;
+    for (const auto& t : m.tasks) {
+      for (const auto& [counter, value] : t.counters) {
+        const auto op = flink_metric(counter);
+        if (!op || counter.substr(op->size() + 1) != metric.name) continue;
+        if (!any) family(name.c_str(), "gauge", metric.help);
+        any = true;
+        sample(name.c_str(),
+               "job_name=\"" + label(job) + "\",task_name=\"" + label(t.name) +
+                   "\",operator_name=\"" + label(*op) + "\",subtask_index=\"" +
+                   std::to_string(t.subtask) + "\"",
+               static_cast<double>(value));
+      }
+    }
   }
   return out;
 }

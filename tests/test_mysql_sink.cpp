@@ -82,6 +82,10 @@ TEST_CASE("seed B: four records reach max-rows and flush two keys in one transac
   CHECK(run.counter("upserts") == 1);
   CHECK(run.counter("deletes") == 1);
   CHECK(run.counter("transactions") == 1);
+  // Flink's names for what was sent: the two rows, in two statements.
+  CHECK(run.counter("numRecordsSend") == 2);
+  CHECK(run.counter("numBytesSend") > 0);
+  CHECK(run.counter("numRecordsSendErrors") == 0);
 }
 
 TEST_CASE("each flush trigger alone causes a flush", "[mysql]") {

@@ -27,9 +27,11 @@ const Schema kNumbered = Schema::parse("id BIGINT, note STRING, PRIMARY KEY (id)
 const Schema kNamed = Schema::parse("name STRING, n BIGINT, PRIMARY KEY (name)");
 
 struct WriterCounters {
-  Counter upserts, deletes, statements, rows_affected, transactions, retries;
+  Counter upserts, deletes, statements, rows_affected, transactions, retries, records_send,
+      bytes_send, records_send_errors;
   StatementWriter::Counters pointers() {
-    return {&upserts, &deletes, &statements, &rows_affected, &transactions};
+    return {&upserts,      &deletes,      &statements, &rows_affected,
+            &transactions, &records_send, &bytes_send, &records_send_errors};
   }
 };
 
@@ -72,6 +74,10 @@ TEST_CASE("statements stay within half the server's packet limit and 2000 rows",
   // 4700 small ones at least 3 of 2000 rows.
   CHECK(counters.statements.get() >= 13);
   CHECK(counters.statements.get() == server.calls("UPSERT").size());
+  // Flink's sink metrics: every row once, and at least the 300 KB of text.
+  CHECK(counters.records_send.get() == 5000);
+  CHECK(counters.bytes_send.get() >= 300 * 1000);
+  CHECK(counters.records_send_errors.get() == 0);
 }
 
 TEST_CASE("a flush that loses its connection runs whole again on a new one", "[sink-parts]") {
@@ -94,6 +100,10 @@ TEST_CASE("a flush that loses its connection runs whole again on a new one", "[s
   CHECK(counters.retries.get() == 1);
   CHECK(counters.transactions.get() == 1);
   CHECK(server.connections_made == 2);
+  // The failed DELETE's row counts as a send error; the upserts of both
+  // attempts as sent (2 + 2), and the DELETE that went through.
+  CHECK(counters.records_send_errors.get() == 1);
+  CHECK(counters.records_send.get() == 5);
   CHECK(server.calls("START TRANSACTION") ==
         std::vector<std::string>{"c1 START TRANSACTION", "c2 START TRANSACTION"});
 }

@@ -125,7 +125,8 @@ TEST_CASE("the metrics server serves Prometheus text over HTTP on loopback", "[c
   TaskSnapshot task;
   task.name = "gen -> \"sink\"";
   task.operators = {{"gen", 0, 0, 42}, {"sink", 0, 42, 0}};
-  task.counters = {{"sink.flushes.signal", 3}};
+  task.counters = {
+      {"sink.flushes.signal", 3}, {"sink.numRecordsSend", 40}, {"sink.currentSendTime", 7}};
   task.blocked_ns = 1'500'000'000;
   metrics.tasks.push_back(task);
   MetricsServer server(0, [&] { return prometheus_text("demo", metrics); });
@@ -135,6 +136,18 @@ TEST_CASE("the metrics server serves Prometheus text over HTTP on loopback", "[c
   CHECK_THAT(response, Catch::Contains("sluice_records_out_total{job=\"demo\",operator=\"gen\",subtask=\"0\"} 42"));
   CHECK_THAT(response, Catch::Contains("sluice_backpressure_seconds_total{job=\"demo\",task=\"gen -> \\\"sink\\\"\",subtask=\"0\"} 1.5"));
   CHECK_THAT(response, Catch::Contains("sluice_operator_counter_total{job=\"demo\",name=\"sink.flushes.signal\"} 3"));
+  // Flink's standard sink metrics, as Flink's Prometheus reporter names them.
+  CHECK_THAT(response,
+             Catch::Contains("# TYPE flink_taskmanager_job_task_operator_numRecordsSend gauge"));
+  CHECK_THAT(
+      response,
+      Catch::Contains(
+          "flink_taskmanager_job_task_operator_numRecordsSend{job_name=\"demo\","
+          "task_name=\"gen -> \\\"sink\\\"\",operator_name=\"sink\",subtask_index=\"0\"} 40"));
+  CHECK_THAT(
+      response,
+      Catch::Contains("flink_taskmanager_job_task_operator_currentSendTime{job_name=\"demo\","));
+  CHECK_THAT(response, !Catch::Contains("name=\"sink.numRecordsSend\""));
   // A second scrape works too.
   CHECK_THAT(http_get(server.port()), Catch::Contains("sluice_checkpoints_total"));
 }

@@ -18,6 +18,8 @@ class Counter {
     v_.store(v_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   }
   uint64_t get() const { return v_.load(std::memory_order_relaxed); }
+  /// For a gauge, whose value is the latest one rather than a sum.
+  void set(uint64_t n) { v_.store(n, std::memory_order_relaxed); }
 
  private:
   std::atomic<uint64_t> v_{0};
