@@ -1,10 +1,14 @@
+#include <array>
 #include <catch2/catch.hpp>
+#include <utility>
+#include <vector>
 
 #include "engine/common/error.hpp"
 #include "engine/data/decimal.hpp"
 
 using sluice::DataError;
 using sluice::Decimal;
+using sluice::Rounding;
 
 TEST_CASE("DECIMAL(10,2) adds 0.10 and 0.20 to exactly 0.30", "[decimal]") {
   const Decimal a = Decimal::parse("0.10", 10, 2);
@@ -62,4 +66,60 @@ TEST_CASE("decimals print exactly on both sides of 2^64", "[decimal]") {
     const int scale = point == std::string::npos ? 0 : static_cast<int>(text.size() - point - 1);
     CHECK(Decimal::parse(text, 38, scale).to_string() == text);
   }
+}
+
+TEST_CASE("rounding follows java.math.RoundingMode's table", "[decimal]") {
+  using R = Rounding;
+  const R modes[] = {R::kUp,     R::kDown,     R::kCeiling, R::kFloor,
+                     R::kHalfUp, R::kHalfDown, R::kHalfEven};
+  // Input, then the result under each mode above (the RoundingMode javadoc's table).
+  const std::vector<std::pair<const char*, std::array<int, 7>>> table = {
+      {"5.5", {6, 5, 6, 5, 6, 5, 6}},         {"2.5", {3, 2, 3, 2, 3, 2, 2}},
+      {"1.6", {2, 1, 2, 1, 2, 2, 2}},         {"1.1", {2, 1, 2, 1, 1, 1, 1}},
+      {"1.0", {1, 1, 1, 1, 1, 1, 1}},         {"-1.0", {-1, -1, -1, -1, -1, -1, -1}},
+      {"-1.1", {-2, -1, -1, -2, -1, -1, -1}}, {"-1.6", {-2, -1, -1, -2, -2, -2, -2}},
+      {"-2.5", {-3, -2, -2, -3, -3, -2, -2}}, {"-5.5", {-6, -5, -5, -6, -6, -5, -6}},
+  };
+  for (const auto& [input, expected] : table) {
+    for (size_t m = 0; m < 7; ++m) {
+      INFO(input << " mode " << m);
+      CHECK(Decimal::of(input).rescaled(0, modes[m]) == expected[m]);
+    }
+  }
+  CHECK(Decimal::of("-1.0").rescaled(0, R::kUnnecessary) == -1);
+  CHECK_THROWS_AS(Decimal::of("1.1").rescaled(0, R::kUnnecessary), DataError);
+}
+
+TEST_CASE("decimals multiply exactly, or rounded to a scale; divide rounded", "[decimal]") {
+  const Decimal price = Decimal::of("19.99"), rate = Decimal::of("0.075");
+  CHECK((price * rate).to_string() == "1.49925");
+  CHECK(price.multiply(rate, 2).to_string() == "1.50");
+  CHECK(price.multiply(rate, 2, Rounding::kDown).to_string() == "1.49");
+  CHECK(Decimal::of("10").divide(Decimal::of("3"), 4).to_string() == "3.3333");
+  CHECK(Decimal::of("2").divide(Decimal::of("3"), 2).to_string() == "0.67");
+  CHECK(Decimal::of("-2").divide(Decimal::of("3"), 2).to_string() == "-0.67");
+  CHECK(Decimal::of("1").divide(Decimal::of("8"), 2).to_string() == "0.12");  // a tie, to even
+  CHECK(Decimal::of("1").divide(Decimal::of("8"), 2, Rounding::kHalfUp).to_string() == "0.13");
+  CHECK(Decimal::of("1.000").divide(Decimal::of("0.25"), 1).to_string() == "4.0");
+  CHECK(Decimal::of("123.456").divide(Decimal::of("1000"), 0).to_string() == "0");
+  // A product of more than 38 fractional digits still rounds.
+  const Decimal tiny = Decimal::of("0.00000000000000000001");  // scale 20
+  CHECK((tiny.multiply(tiny, 2, Rounding::kUp)).to_string() == "0.01");
+  CHECK((tiny.multiply(tiny, 2)).to_string() == "0.00");
+  CHECK_THROWS_WITH(Decimal::of("1").divide(Decimal::of("0.00"), 2),
+                    Catch::Contains("division by zero"));
+  const Decimal big = Decimal::of("100000000000000000000");  // 10^20
+  CHECK_THROWS_WITH(big * big, Catch::Contains("overflow"));
+  CHECK_THROWS_WITH(big.multiply(big, 0), Catch::Contains("overflow"));
+}
+
+TEST_CASE("decimals compare with literals and whole numbers", "[decimal]") {
+  const Decimal amount = Decimal::of("100.00");
+  CHECK(amount.scale() == 2);
+  CHECK(amount == 100);
+  CHECK(amount > 99);
+  CHECK(amount < 101);
+  CHECK(amount > Decimal::of("99.995"));
+  CHECK(Decimal::of("-0.5") < 0);
+  CHECK_THROWS_AS(Decimal::of("12.x"), DataError);
 }

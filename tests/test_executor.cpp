@@ -651,6 +651,39 @@ TEST_CASE("with check-rows, a record that breaks its operator's declared type fa
   }
 }
 
+TEST_CASE("a DECIMAL written in place beyond its column's precision or scale fails naming it",
+          "[engine]") {
+  const Schema orders = Schema::parse("id BIGINT, amount DECIMAL(10,2)");
+  const auto run = [&](Decimal factor, int scale) {
+    JobGraph graph("decimals");
+    DatagenOptions gen;
+    gen.schema = orders;
+    gen.rows = 100;
+    Stream source = graph.source("orders", datagen_source(gen));
+    const auto amount = source.column<Decimal>("amount");
+    source
+        .map("scale-up",
+             [=](RowRef row) {
+               row[amount] = scale < 0 ? row[amount] * factor : row[amount].multiply(factor, scale);
+             })
+        .sink("out", blackhole_sink());
+    RuntimeOptions options = RuntimeOptions::without_checkpoints();
+    options.check_rows = false;  // the check does not depend on it
+    return Executor(options).run(graph);
+  };
+  const Decimal rate = Decimal::of("1.075");
+  // The exact product has scale 5: it does not fit DECIMAL(10,2).
+  CHECK_THAT(run(rate, -1).error, Catch::Contains("operator 'scale-up'") &&
+                                      Catch::Contains("column 'amount' is DECIMAL(10,2)") &&
+                                      Catch::Contains("rescaled(2, Rounding::kHalfEven)"));
+  // Rounded to the column's scale it fits.
+  CHECK(run(rate, 2).finished());
+  // Ten digits before the point do not fit, whatever the scale.
+  const JobResult wide = run(Decimal::of("100000000"), 2);
+  CHECK_THAT(wide.error, Catch::Contains("column 'amount' is DECIMAL(10,2)") &&
+                             Catch::Contains("does not fit it"));
+}
+
 namespace {
 
 // Counts the records of each key in keyed state, without naming the key:

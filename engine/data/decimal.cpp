@@ -24,12 +24,62 @@ __int128 magnitude(__int128 v) { return v < 0 ? -v : v; }
                   std::string(text) + "'");
 }
 
+[[noreturn]] void throw_overflow() { throw DataError("DECIMAL overflow: more than 38 digits"); }
+
 __int128 checked_scale_up(__int128 v, int by) {
   __int128 out;
   if (by > Decimal::kMaxPrecision || __builtin_mul_overflow(v, kPow10[by], &out)) {
-    throw DataError("DECIMAL overflow: more than 38 digits");
+    throw_overflow();
   }
   return out;
+}
+
+// n / d rounded to a whole number by `rounding`; d is not zero.
+__int128 divide_rounded(__int128 n, __int128 d, Rounding rounding) {
+  const __int128 q = n / d;
+  const __int128 r = n % d;
+  if (r == 0) return q;
+  const bool negative = (n < 0) != (d < 0);
+  // Whether the dropped part is more, exactly or less than half of d,
+  // without computing 2r (which could overflow).
+  const __int128 rest = magnitude(r), other = magnitude(d) - rest;
+  bool away = false;  // from zero
+  switch (rounding) {
+    case Rounding::kUp:
+      away = true;
+      break;
+    case Rounding::kDown:
+      break;
+    case Rounding::kCeiling:
+      away = !negative;
+      break;
+    case Rounding::kFloor:
+      away = negative;
+      break;
+    case Rounding::kHalfUp:
+      away = rest >= other;
+      break;
+    case Rounding::kHalfDown:
+      away = rest > other;
+      break;
+    case Rounding::kHalfEven:
+      away = rest > other || (rest == other && q % 2 != 0);
+      break;
+    case Rounding::kUnnecessary:
+      throw DataError("DECIMAL rounding needed but Rounding::kUnnecessary given");
+  }
+  return away ? (negative ? q - 1 : q + 1) : q;
+}
+
+// `v` at scale `from`, as a count of 10^-to units, rounded by `rounding`.
+__int128 rescale(__int128 v, int from, int to, Rounding rounding) {
+  if (to >= from) return checked_scale_up(v, to - from);
+  if (from - to > Decimal::kMaxPrecision) {
+    // Every digit of v goes, and what goes is less than half a unit: round
+    // a stand-in of the same sign that is less than half, too (1/3).
+    return divide_rounded(v == 0 ? 0 : (v < 0 ? -1 : 1), 3, rounding);
+  }
+  return divide_rounded(v, kPow10[from - to], rounding);
 }
 
 }  // namespace
@@ -80,6 +130,41 @@ Decimal Decimal::rescaled(int scale) const {
                     " fractional digits without rounding");
   }
   return Decimal(unscaled_ / divisor, scale);
+}
+
+Decimal Decimal::rescaled(int scale, Rounding rounding) const {
+  if (rounding == Rounding::kUnnecessary) return rescaled(scale);
+  return Decimal(rescale(unscaled_, scale_, scale, rounding), scale);
+}
+
+Decimal Decimal::of(std::string_view text) {
+  const size_t point = text.find('.');
+  const size_t fraction = point == std::string_view::npos ? 0 : text.size() - point - 1;
+  if (fraction > static_cast<size_t>(kMaxPrecision)) {
+    throw DataError("DECIMAL literal '" + std::string(text) + "' has more than 38 digits");
+  }
+  const int scale = static_cast<int>(fraction);
+  return parse(text, kMaxPrecision, scale);
+}
+
+Decimal Decimal::multiply(const Decimal& other, int scale, Rounding rounding) const {
+  __int128 product;
+  if (__builtin_mul_overflow(unscaled_, other.unscaled_, &product)) throw_overflow();
+  return Decimal(rescale(product, scale_ + other.scale_, scale, rounding), scale);
+}
+
+Decimal Decimal::divide(const Decimal& other, int scale, Rounding rounding) const {
+  if (other.unscaled_ == 0)
+    throw DataError("DECIMAL division by zero: " + to_string() + " / " + other.to_string());
+  // unscaled / other.unscaled is at scale scale_ - other.scale_; shift the
+  // numerator (or the denominator) so that the quotient is at `scale`.
+  const int shift = scale + other.scale_ - scale_;
+  if (shift >= 0) {
+    return Decimal(divide_rounded(checked_scale_up(unscaled_, shift), other.unscaled_, rounding),
+                   scale);
+  }
+  return Decimal(divide_rounded(unscaled_, checked_scale_up(other.unscaled_, -shift), rounding),
+                 scale);
 }
 
 bool Decimal::fits(int precision, int scale) const {
@@ -135,12 +220,21 @@ Decimal operator+(const Decimal& a, const Decimal& b) {
   const int scale = std::max(a.scale_, b.scale_);
   __int128 sum;
   if (__builtin_add_overflow(a.rescaled(scale).unscaled_, b.rescaled(scale).unscaled_, &sum)) {
-    throw DataError("DECIMAL overflow: more than 38 digits");
+    throw_overflow();
   }
   return Decimal(sum, scale);
 }
 
 Decimal operator-(const Decimal& a) { return Decimal(-a.unscaled_, a.scale_); }
+
+Decimal operator*(const Decimal& a, const Decimal& b) {
+  __int128 product;
+  if (__builtin_mul_overflow(a.unscaled_, b.unscaled_, &product) ||
+      a.scale_ + b.scale_ > Decimal::kMaxPrecision) {
+    throw_overflow();
+  }
+  return Decimal(product, a.scale_ + b.scale_);
+}
 
 Decimal operator-(const Decimal& a, const Decimal& b) { return a + -b; }
 

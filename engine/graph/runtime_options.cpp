@@ -53,8 +53,9 @@ const std::vector<Binding>& bindings() {
                .doc = "run operators on forward edges of equal parallelism in one task"},
               &RuntimeOptions::chaining),
       boolean({.key = "engine.check-rows",
-               .doc = "check every record an operator emits against its declared columns and "
-                      "changelog mode (costs a little per record)",
+               .doc = "check every record an operator emits against its declared changelog mode "
+                      "(costs a little per record; column types and DECIMAL precisions are "
+                      "always checked)",
                .default_doc = "on in debug builds, else off"},
               &RuntimeOptions::check_rows),
       integer({.key = "engine.batch-size",

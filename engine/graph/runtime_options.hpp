@@ -32,10 +32,11 @@ struct RuntimeOptions {
   /// Fuse operators on forward edges of equal parallelism into one task
   /// (`engine.chaining`).
   bool chaining = true;
-  /// Check every record a source or transform emits against the columns and
-  /// changelog mode it declared: a wrong one fails the job naming the
-  /// operator, instead of surprising an operator downstream. On in debug
-  /// builds (NDEBUG not defined) (`engine.check-rows`).
+  /// Check every record a source or transform emits against the changelog
+  /// mode it declared: a wrong one fails the job naming the operator,
+  /// instead of surprising an operator downstream. (Column types and DECIMAL
+  /// precisions are always checked.) On in debug builds (NDEBUG not
+  /// defined) (`engine.check-rows`).
   bool check_rows = kDebugBuild;
   /// Records per batch handed from one task to the next (`engine.batch-size`).
   size_t batch_size = 256;

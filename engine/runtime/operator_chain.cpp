@@ -7,28 +7,47 @@
 namespace sluice {
 namespace {
 
-// Checks what an operator emitted against the changelog mode and the
-// DECIMAL precisions it declared (RuntimeOptions::check_rows); the batch's
-// columns already hold only the declared types.
-void check_rows(const NodeDef& node, Batch& rows) {
-  const Schema& schema = node.output.schema;
+// Checks what an operator emitted against the changelog mode it declared
+// (RuntimeOptions::check_rows); the batch's columns already hold only the
+// declared types.
+void check_mode(const NodeDef& node, Batch& rows) {
   rows.for_each([&](uint32_t i) {
-    std::string problem;
-    if (!node.output.mode.contains(rows.kind(i))) {
-      problem = "its changelog mode is " + node.output.mode.to_string();
-    }
-    for (size_t c = 0; c < schema.size() && problem.empty(); ++c) {
-      const DataType& type = schema.column(c).type;
-      const ColumnVector& column = rows.column(c);
-      if (type.id == TypeId::kDecimal && !column.is_null(i) &&
-          !column.values<Decimal>()[i].fits(type.precision, type.scale)) {
-        problem = "column '" + schema.column(c).name + "' is " + type.to_string();
-      }
-    }
     // Thrown inside the emitting operator's call: tagged with its name there.
-    if (!problem.empty())
-      throw DataError("emitted " + rows.ref(i).to_string() + ", but " + problem);
+    if (!node.output.mode.contains(rows.kind(i))) {
+      throw DataError("emitted " + rows.ref(i).to_string() + ", but its changelog mode is " +
+                      node.output.mode.to_string());
+    }
   });
+}
+
+// The DECIMAL columns of `schema`. Their precision and scale are checked in
+// every batch an operator emits, whatever check_rows says: a map that works
+// in place can write any Decimal there.
+std::vector<size_t> decimal_columns(const Schema& schema) {
+  std::vector<size_t> out;
+  for (size_t c = 0; c < schema.size(); ++c) {
+    if (schema.column(c).type.id == TypeId::kDecimal) out.push_back(c);
+  }
+  return out;
+}
+
+void check_decimals(const Schema& schema, const std::vector<size_t>& columns, Batch& rows) {
+  for (size_t c : columns) {
+    const DataType& type = schema.column(c).type;
+    const ColumnVector& column = rows.column(c);
+    const auto& values = column.values<Decimal>();
+    rows.for_each([&](uint32_t i) {
+      if (column.is_null(i) || values[i].fits(type.precision, type.scale)) return;
+      const std::string scale = std::to_string(type.scale);
+      throw DataError(
+          "emitted " + rows.ref(i).to_string() + ", but column '" + schema.column(c).name +
+          "' is " + type.to_string() + " and " + values[i].to_string() + " does not fit it" +
+          (values[i].scale() > type.scale
+               ? "; round it to the column's scale: rescaled(" + scale +
+                     ", Rounding::kHalfEven), or multiply()/divide() with scale " + scale
+               : ""));
+    });
+  }
 }
 
 }  // namespace
@@ -72,7 +91,8 @@ class MemberOutput {
     }
   }
   void hand_on() {
-    if (check_) check_rows(node_, batch_);
+    if (check_) check_mode(node_, batch_);
+    if (!decimals_.empty()) check_decimals(node_.output.schema, decimals_, batch_);
     if (!batch_.empty()) next_.push(batch_);
     batch_.clear();
   }
@@ -80,6 +100,7 @@ class MemberOutput {
   const NodeDef& node_;
   BatchReceiver& next_;
   const bool check_;
+  const std::vector<size_t> decimals_ = decimal_columns(node_.output.schema);
   Batch batch_{node_.output.schema};
   Collector collector_{batch_};
 };
