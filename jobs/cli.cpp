@@ -124,6 +124,17 @@ class CancelOnSignal {
   std::thread thread_;
 };
 
+bool is_config_error(const std::exception_ptr& error) {
+  if (!error) return false;
+  try {
+    std::rethrow_exception(error);
+  } catch (const ConfigError&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
 int run_job(const JobArgs& args, const std::optional<std::string>& metrics_file) {
   const JobDefinition& job = find_job(args.job);
   const Config config = job_config(args);
@@ -145,6 +156,11 @@ int run_job(const JobArgs& args, const std::optional<std::string>& metrics_file)
     CancelOnSignal cancel_on_signal(executor);
     ProgressLine progress(executor, graph);
     result = executor.run(graph);
+  }
+  if (result.status == JobResult::Status::kFailed && result.failed_operator.empty()) {
+    // It could not start (the executor logged why): a configuration error
+    // is a usage error.
+    return is_config_error(result.exception) ? kExitUsage : kExitFailed;
   }
   print_summary(graph, result);
   if (metrics_file) {

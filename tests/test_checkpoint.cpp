@@ -480,13 +480,16 @@ TEST_CASE("restore refuses a missing checkpoint and a changed parallelism", "[ch
   options.restore_checkpoint = id + 10;
   JobGraph again("restore");
   build(again, 2);
-  CHECK_THROWS_WITH(Executor(options).run(again), Catch::Contains("no such completed checkpoint"));
+  const JobResult missing = Executor(options).run(again);
+  CHECK(missing.status == JobResult::Status::kFailed);
+  CHECK_THAT(missing.error, Catch::Contains("no such completed checkpoint"));
+  CHECK(is_permanent(missing.exception));
 
   options.restore_checkpoint = id;
   JobGraph rescaled("restore");
   build(rescaled, 3);
-  CHECK_THROWS_WITH(Executor(options).run(rescaled),
-                    Catch::Contains("operator 'sum' with parallelism 2, now 3"));
+  CHECK_THAT(Executor(options).run(rescaled).error,
+             Catch::Contains("operator 'sum' with parallelism 2, now 3"));
 }
 
 TEST_CASE("a restart resumes only from a checkpoint of its own run", "[checkpoint]") {

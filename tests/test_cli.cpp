@@ -27,6 +27,16 @@ TEST_CASE("sluice exits 2 on a usage error", "[cli]") {
   CHECK(run_command(kCli + " run").status == 2);
 }
 
+TEST_CASE("sluice run asked to resume a checkpoint that does not exist exits 2 saying so",
+          "[cli]") {
+  sluice::testing::TempDir dir;
+  const auto result = run_command(kCli + " run aggregate --set restore=999 --set checkpoint.dir=" +
+                                  dir.path().string() + " 2>&1");
+  CHECK(result.status == 2);
+  CHECK_THAT(result.output,
+             Catch::Contains("restore=999") && Catch::Contains("no such completed checkpoint"));
+}
+
 TEST_CASE("sluice run of an unknown job exits 2 naming it", "[cli]") {
   const auto result = run_command(kCli + " run no-such-job");
   CHECK(result.status == 2);

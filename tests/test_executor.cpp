@@ -651,6 +651,18 @@ TEST_CASE("with check-rows, a record that breaks its operator's declared type fa
   }
 }
 
+TEST_CASE("a graph that cannot run is a failed result, not an exception", "[engine]") {
+  JobGraph graph("broken");
+  Stream numbers = graph.source("numbers", datagen_source(DatagenOptions{}));
+  numbers.column<double>("id");  // a BIGINT column
+  numbers.sink("out", blackhole_sink());
+  const JobResult result = Executor(RuntimeOptions::without_checkpoints()).run(graph);
+  CHECK(result.status == JobResult::Status::kFailed);
+  CHECK(result.failed_operator.empty());
+  CHECK_THAT(result.error, Catch::Contains("operator 'numbers'") && Catch::Contains("'id'"));
+  CHECK(is_permanent(result.exception));
+}
+
 TEST_CASE("a DECIMAL written in place beyond its column's precision or scale fails naming it",
           "[engine]") {
   const Schema orders = Schema::parse("id BIGINT, amount DECIMAL(10,2)");

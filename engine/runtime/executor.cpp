@@ -197,6 +197,19 @@ std::optional<int64_t> Executor::restore_point(const RuntimeOptions& options,
 }
 
 JobResult Executor::run(const JobGraph& graph) {
+  try {
+    return run_attempts(graph);
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());  // as the CLI reports a configuration error
+    JobResult result;
+    result.status = JobResult::Status::kFailed;
+    result.error = e.what();
+    result.exception = std::current_exception();
+    return result;
+  }
+}
+
+JobResult Executor::run_attempts(const JobGraph& graph) {
   graph.check();
   cancel_requested_ = false;
   const PhysicalPlan plan = build_plan(graph, options_);

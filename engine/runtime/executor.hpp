@@ -23,9 +23,11 @@ struct JobResult {
   enum class Status { kFinished, kFailed, kCancelled };
 
   Status status = Status::kFinished;
-  /// kFailed: "operator 'parse' (subtask 2 of 4) failed: <what it threw>".
+  /// kFailed: "operator 'parse' (subtask 2 of 4) failed: <what it threw>",
+  /// or why the job could not start.
   std::string error;
-  /// kFailed: the operator that threw first, and what it threw.
+  /// kFailed: the operator that threw first (empty if the job could not
+  /// start), and what it threw.
   std::string failed_operator;
   std::exception_ptr exception;
   /// The counters of the last attempt; checkpoints of every attempt.
@@ -52,10 +54,11 @@ class Executor {
   explicit Executor(RuntimeOptions options = {});
   ~Executor();
 
-  /// Runs `graph` to its end. Throws ConfigError if the graph is not valid or
-  /// cannot resume from the checkpoint asked for; everything that goes wrong
-  /// while running is in the result. Every thread it started has been joined
-  /// when it returns.
+  /// Runs `graph` to its end. Never throws: everything that goes wrong is in
+  /// the result, also a graph that is not valid or cannot resume from the
+  /// checkpoint asked for (a failed result without failed_operator, whose
+  /// exception is the ConfigError), which is logged as the CLI reports it.
+  /// Every thread it started has been joined when it returns.
   JobResult run(const JobGraph& graph);
 
   /// The checkpoint run() would resume `job` from with `options`; nullopt for
@@ -73,6 +76,7 @@ class Executor {
  private:
   struct Attempt;
 
+  JobResult run_attempts(const JobGraph& graph);
   JobResult run_attempt(const JobGraph& graph, const PhysicalPlan& plan,
                         const CheckpointStorage& storage, std::optional<int64_t> restore);
 
