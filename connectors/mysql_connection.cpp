@@ -82,6 +82,44 @@ bool MySqlError::rejects_configuration() const {
   }
 }
 
+std::string create_table_sql(const std::string& table, const Schema& schema,
+                             const std::vector<std::string>& key) {
+  std::string sql = "CREATE TABLE " + quote_identifier(table) + " (";
+  for (size_t i = 0; i < schema.size(); ++i) {
+    const Column& c = schema.column(i);
+    std::string type;
+    switch (c.type.id) {
+      case TypeId::kBigint:
+        type = "BIGINT";
+        break;
+      case TypeId::kDouble:
+        type = "DOUBLE";
+        break;
+      case TypeId::kDecimal:
+        type = c.type.to_string();
+        break;
+      case TypeId::kString:
+        type = "VARCHAR(255)";
+        break;
+      case TypeId::kBoolean:
+        type = "BOOLEAN";
+        break;
+      case TypeId::kTimestamp:
+        type = "DATETIME(6)";
+        break;
+    }
+    const bool in_key = std::find(key.begin(), key.end(), c.name) != key.end();
+    sql +=
+        (i == 0 ? "" : ", ") + quote_identifier(c.name) + " " + type + (in_key ? " NOT NULL" : "");
+  }
+  if (!key.empty()) {
+    sql += ", PRIMARY KEY (";
+    for (size_t k = 0; k < key.size(); ++k) sql += (k == 0 ? "" : ", ") + quote_identifier(key[k]);
+    sql += ")";
+  }
+  return sql + ")";
+}
+
 Schema TableInfo::schema() const {
   std::vector<Column> out;
   for (const auto& c : columns) out.push_back({c.name, type_of(c)});
@@ -237,17 +275,20 @@ uint64_t MySqlConnection::max_allowed_packet() {
 }
 
 TableInfo MySqlConnection::describe_table(const std::string& table) {
+  if (std::optional<TableInfo> info = find_table(table)) return std::move(*info);
+  const auto db = query("SELECT DATABASE()");
+  throw ConfigError("table '" + table + "' does not exist in database '" +
+                    db.at(0).at(0).value_or("?") + "'");
+}
+
+std::optional<TableInfo> MySqlConnection::find_table(const std::string& table) {
   TableInfo info;
   for (const auto& row : query("SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE FROM information_schema.COLUMNS "
                                "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = " + quote(table) +
                                " ORDER BY ORDINAL_POSITION")) {
     info.columns.push_back({*row[0], *row[1], row[2] == "YES"});
   }
-  if (info.columns.empty()) {
-    const auto db = query("SELECT DATABASE()");
-    throw ConfigError("table '" + table + "' does not exist in database '" +
-                      db.at(0).at(0).value_or("?") + "'");
-  }
+  if (info.columns.empty()) return std::nullopt;
   std::map<std::string, std::vector<std::string>> unique;
   for (const auto& row : query("SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS "
                                "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = " + quote(table) +

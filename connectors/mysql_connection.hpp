@@ -58,6 +58,11 @@ struct TableInfo {
   Schema schema() const;
 };
 
+/// A CREATE TABLE for `table` whose columns take `schema`'s values, keyed
+/// by `key` (none: no primary key): what to suggest when it is missing.
+std::string create_table_sql(const std::string& table, const Schema& schema,
+                             const std::vector<std::string>& key);
+
 class MySqlConnection;
 
 /// Cancels, from any thread, every connection made with it: a call blocked
@@ -117,6 +122,8 @@ class MySqlConnection {
   uint64_t max_allowed_packet();
   /// The table's columns and keys; throws ConfigError if there is no such table.
   TableInfo describe_table(const std::string& table);
+  /// The same, or nullopt when the database has no such table.
+  std::optional<TableInfo> find_table(const std::string& table);
 
   st_mysql* raw() const { return mysql_; }
   /// Marks the start of a call to the server, for the error it may end in.

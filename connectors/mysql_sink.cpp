@@ -113,7 +113,17 @@ class MySqlSink final : public Sink {
     // Fail before any record if the table does not fit.
     with_retries(retry_, "connecting to", target_, [&](int) {
       connection_ = connect_();
-      check_table(connection_->describe_table(options_.table));
+      const std::optional<TableInfo> table = connection_->find_table(options_.table);
+      if (!table) {
+        throw ConfigError("table '" + options_.table + "' does not exist in database '" +
+                          options_.url.database + "'; create it, for example:\n  " +
+                          create_table_sql(options_.table, input_,
+                                           mode_ == MySqlSinkOptions::Mode::kUpsert
+                                               ? key_names_
+                                               : std::vector<std::string>{}) +
+                          ";");
+      }
+      check_table(*table);
       writer_->set_max_allowed_packet(connection_->max_allowed_packet());
     });
     if (!exactly_once_) return;

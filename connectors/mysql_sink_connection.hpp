@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -45,7 +46,8 @@ class SinkConnection {
   /// trip; returns the rows affected.
   virtual uint64_t execute_bulk(const BulkSql& statement, const Batch& batch,
                                 std::span<const uint32_t> rows) = 0;
-  virtual TableInfo describe_table(const std::string& table) = 0;
+  /// The table, or nullopt when the database has no such table.
+  virtual std::optional<TableInfo> find_table(const std::string& table) = 0;
   virtual uint64_t max_allowed_packet() = 0;
 
   /// `XA <command> <xid>`: START, END, PREPARE, COMMIT or ROLLBACK.
@@ -81,8 +83,8 @@ class MySqlSinkConnection final : public SinkConnection {
   void execute(std::string_view sql) override { connection_.execute(sql); }
   uint64_t execute_bulk(const BulkSql& statement, const Batch& batch,
                         std::span<const uint32_t> rows) override;
-  TableInfo describe_table(const std::string& table) override {
-    return connection_.describe_table(table);
+  std::optional<TableInfo> find_table(const std::string& table) override {
+    return connection_.find_table(table);
   }
   uint64_t max_allowed_packet() override { return connection_.max_allowed_packet(); }
   void xa(std::string_view command, const Xid& xid) override;

@@ -171,7 +171,8 @@ int run_job(const JobArgs& args, const std::optional<std::string>& metrics_file)
   const bool checks_passed = !job.report || job.report(config, result);
   if (result.status == JobResult::Status::kFailed) {
     spdlog::error("job {} failed: {}", graph.name(), result.error);
-    return kExitFailed;
+    // A configuration the user must change (a missing table, access denied).
+    return is_config_error(result.exception) ? kExitUsage : kExitFailed;
   }
   return result.finished() && checks_passed ? 0 : kExitFailed;
 }

@@ -41,8 +41,9 @@ class FakeConnection final : public SinkConnection {
     return rows.size();
   }
 
-  TableInfo describe_table(const std::string& table) override {
+  std::optional<TableInfo> find_table(const std::string& table) override {
     call("DESCRIBE " + table);
+    if (server_.table_info.columns.empty()) return std::nullopt;
     return server_.table_info;
   }
   uint64_t max_allowed_packet() override { return server_.max_allowed_packet; }

@@ -220,7 +220,20 @@ TEST_CASE("a table that does not fit fails before anything is written", "[mysql]
         .sink("mysql", mysql_sink(options, kAccounts));
     const JobResult result = Executor(RuntimeOptions::without_checkpoints()).run(graph);
     CHECK(result.status == JobResult::Status::kFailed);
-    CHECK_THAT(result.error, Catch::Contains("table 'no_such_table' does not exist"));
+    CHECK_THAT(result.error, Catch::Contains("table 'no_such_table' does not exist") &&
+                                 Catch::Contains("create it, for example:"));
+    // The CREATE TABLE it suggests makes a table the same job writes into.
+    const size_t create = result.error.find("CREATE TABLE");
+    REQUIRE(create != std::string::npos);
+    const std::string sql = result.error.substr(create, result.error.find(';', create) - create);
+    CHECK(sql ==
+          "CREATE TABLE `no_such_table` (`id` BIGINT NOT NULL, `balance` BIGINT, PRIMARY KEY "
+          "(`id`))");
+    MySqlConnection connection(options.url);
+    connection.execute(sql);
+    const JobResult again = Executor(RuntimeOptions::without_checkpoints()).run(graph);
+    connection.execute("DROP TABLE no_such_table");
+    CHECK(again.finished());
   }
   SECTION("a wrong password") {
     TestTable table("password", kAccountsTable);
