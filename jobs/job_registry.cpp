@@ -1,5 +1,9 @@
 #include "jobs/job_registry.hpp"
 
+#include <map>
+#include <string>
+#include <vector>
+
 #include "engine/common/error.hpp"
 #include "jobs/aggregate_job.hpp"
 #include "jobs/changelog_to_mysql_job.hpp"
@@ -24,10 +28,23 @@ std::vector<OptionSpec> cli_option_specs() {
 OptionTable JobDefinition::option_table() const {
   auto all_defaults = defaults;
   all_defaults.emplace("job.name", name);
+  // The keys only other jobs use, so that setting one says so.
+  std::map<std::string, std::vector<std::string>> users;
+  for (const auto& job : bundled_jobs()) {
+    for (const auto& spec : job.options) users[spec.key].push_back(job.name);
+  }
+  std::map<std::string, std::string, std::less<>> elsewhere;
+  for (const auto& [key, jobs] : users) {
+    std::string list;
+    for (const auto& job : jobs) list += (list.empty() ? "" : ", ") + job;
+    elsewhere[key] = "job '" + name + "' does not use it (" + list + " do); `sluice describe " +
+                     name + "` lists the options it takes";
+  }
   return OptionTable(engine_option_specs())
       .merged(cli_option_specs())
       .merged(options)
-      .with_defaults(all_defaults);
+      .with_defaults(all_defaults)
+      .with_elsewhere(std::move(elsewhere));
 }
 
 const std::vector<JobDefinition>& bundled_jobs() {

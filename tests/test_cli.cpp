@@ -27,6 +27,13 @@ TEST_CASE("sluice exits 2 on a usage error", "[cli]") {
   CHECK(run_command(kCli + " run").status == 2);
 }
 
+TEST_CASE("an option of other jobs is reported as one this job does not use", "[cli]") {
+  const auto result = run_command(kCli + " run aggregate --set sink.url=mysql://u@h/db 2>&1");
+  CHECK(result.status == 2);
+  CHECK_THAT(result.output, Catch::Contains("option 'sink.url': job 'aggregate' does not use it") &&
+                                Catch::Contains("orders-demo") && !Catch::Contains("did you mean"));
+}
+
 TEST_CASE("sluice run asked to resume a checkpoint that does not exist exits 2 saying so",
           "[cli]") {
   sluice::testing::TempDir dir;

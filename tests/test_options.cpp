@@ -174,3 +174,18 @@ TEST_CASE("every engine option key sets a RuntimeOptions field", "[options]") {
     CHECK_FALSE(RuntimeOptions::from(config) == RuntimeOptions{});
   }
 }
+
+TEST_CASE("a key another table uses is reported with what that table says of it", "[options]") {
+  const OptionTable table =
+      test_table()
+          .with_elsewhere({{"source.url", "this job reads no database"},
+                           {"sink.table", "ignored: this table has the key"}})
+          .with_defaults({{"sink.table", "t"}});  // keeps what with_elsewhere said
+  Config config(table);
+  CHECK_THROWS_WITH(config.set("source.url", "x"),
+                    Catch::Equals("option 'source.url': this job reads no database"));
+  config.set("sink.table", "orders");
+  CHECK(config.get_string("sink.table") == "orders");
+  CHECK_THROWS_WITH(config.set("source.urll", "x"),
+                    Catch::Contains("unknown option 'source.urll'"));
+}

@@ -118,29 +118,43 @@ OptionTable::OptionTable(std::vector<OptionSpec> specs) : specs_(std::move(specs
 }
 
 OptionTable OptionTable::merged(const std::vector<OptionSpec>& more) const {
-  std::vector<OptionSpec> specs = specs_;
+  OptionTable out = *this;
   for (const auto& spec : more) {
-    auto it = std::find_if(specs.begin(), specs.end(),
+    auto it = std::find_if(out.specs_.begin(), out.specs_.end(),
                            [&](const OptionSpec& s) { return s.key == spec.key; });
-    if (it != specs.end()) {
+    if (it != out.specs_.end()) {
       *it = spec;
     } else {
-      specs.push_back(spec);
+      out.specs_.push_back(spec);
     }
   }
-  return OptionTable(std::move(specs));
+  return out;
 }
 
 OptionTable OptionTable::with_defaults(const std::map<std::string, std::string>& defaults) const {
-  std::vector<OptionSpec> specs = specs_;
+  OptionTable out = *this;
   for (const auto& [key, value] : defaults) {
-    auto it =
-        std::find_if(specs.begin(), specs.end(), [&](const OptionSpec& s) { return s.key == key; });
-    if (it == specs.end()) throw std::logic_error("default for unknown option " + key);
+    auto it = std::find_if(out.specs_.begin(), out.specs_.end(),
+                           [&](const OptionSpec& s) { return s.key == key; });
+    if (it == out.specs_.end()) throw std::logic_error("default for unknown option " + key);
     it->default_value = value;
     it->default_doc.clear();
   }
-  return OptionTable(std::move(specs));
+  return out;
+}
+
+OptionTable OptionTable::with_elsewhere(
+    std::map<std::string, std::string, std::less<>> elsewhere) const {
+  OptionTable out = *this;
+  for (auto& [key, note] : elsewhere) {
+    if (find(key) == nullptr) out.elsewhere_.insert_or_assign(key, std::move(note));
+  }
+  return out;
+}
+
+const std::string* OptionTable::elsewhere(std::string_view key) const {
+  const auto it = elsewhere_.find(key);
+  return it == elsewhere_.end() ? nullptr : &it->second;
 }
 
 const OptionSpec* OptionTable::find(std::string_view key) const {
@@ -200,6 +214,9 @@ Config::Config(OptionTable table) : table_(std::move(table)) {}
 void Config::set(std::string_view key, std::string_view value, OptionOrigin origin) {
   const OptionSpec* spec = table_.find(key);
   if (spec == nullptr) {
+    if (const std::string* note = table_.elsewhere(key)) {
+      throw ConfigError("option '" + std::string(key) + "': " + *note);
+    }
     std::string message = "unknown option '" + std::string(key) + "'";
     const OptionSpec* closest = nullptr;
     size_t best = 4;

@@ -56,7 +56,14 @@ class OptionTable {
   /// This table with some defaults changed; throws std::logic_error on an unknown key.
   OptionTable with_defaults(const std::map<std::string, std::string>& defaults) const;
 
+  /// This table, knowing that the keys of `elsewhere` are options of other
+  /// tables: setting one is reported with what `elsewhere` says of it
+  /// ("job 'aggregate' does not use it; …"), not as an unknown key.
+  OptionTable with_elsewhere(std::map<std::string, std::string, std::less<>> elsewhere) const;
+
   const OptionSpec* find(std::string_view key) const;
+  /// What with_elsewhere() says of `key`, or null.
+  const std::string* elsewhere(std::string_view key) const;
   const std::vector<OptionSpec>& specs() const { return specs_; }
 
   /// A Markdown table of key, default and meaning, sorted by key.
@@ -64,6 +71,7 @@ class OptionTable {
 
  private:
   std::vector<OptionSpec> specs_;
+  std::map<std::string, std::string, std::less<>> elsewhere_;
 };
 
 /// Parses "250ms", "5s", "2min", "1h" or "0". Returns nullopt if malformed.
