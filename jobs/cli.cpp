@@ -73,6 +73,21 @@ int describe_job(const JobArgs& args, bool dot, const std::string& as) {
   const JobDefinition& job = find_job(args.job);
   const Config config = job_config(args);
   JobGraph graph(config.get_string("job.name"));
+  if (!dot && as.empty()) {
+    // The options, also when the graph cannot be built here (a job that
+    // reads its schema from a database that is not reachable, an option
+    // still to be set).
+    std::printf("job %s: %s\n\n", job.name.c_str(), job.summary.c_str());
+    try {
+      build_graph(job, config, graph);
+      std::fputs(build_plan(graph, RuntimeOptions::from(config)).describe(graph).c_str(), stdout);
+    } catch (const std::exception& e) {
+      std::printf("graph: not shown, it cannot be built with these options: %s\n", e.what());
+    }
+    std::puts("");
+    print_options(config);
+    return 0;
+  }
   build_graph(job, config, graph);
   if (as == "flink-sql") {
     if (!job.flink_sql) throw ConfigError("job '" + job.name + "' has no Flink SQL translation");
@@ -80,15 +95,7 @@ int describe_job(const JobArgs& args, bool dot, const std::string& as) {
                 flink_sql::settings(config).c_str(), job.flink_sql(config, graph).c_str());
     return 0;
   }
-  const PhysicalPlan plan = build_plan(graph, RuntimeOptions::from(config));
-  if (dot) {
-    std::fputs(plan.dot(graph).c_str(), stdout);
-    return 0;
-  }
-  std::printf("job %s: %s\n\n", job.name.c_str(), job.summary.c_str());
-  std::fputs(plan.describe(graph).c_str(), stdout);
-  std::puts("");
-  print_options(config);
+  std::fputs(build_plan(graph, RuntimeOptions::from(config)).dot(graph).c_str(), stdout);
   return 0;
 }
 

@@ -27,6 +27,19 @@ TEST_CASE("sluice exits 2 on a usage error", "[cli]") {
   CHECK(run_command(kCli + " run").status == 2);
 }
 
+TEST_CASE("describe lists a job's options also when no database is there to build its graph",
+          "[cli]") {
+  // Nothing listens on port 1: the job cannot read its table's columns.
+  const auto result = run_command(kCli +
+                                  " describe changelog-to-mysql --set sink.table=t"
+                                  " --set sink.url=mysql://u@127.0.0.1:1/db 2>&1");
+  CHECK(result.status == 0);
+  CHECK_THAT(result.output, Catch::Contains("graph: not shown, it cannot be built") &&
+                                Catch::Contains("Can't connect") &&
+                                Catch::Contains("sink.primary-key") &&
+                                Catch::Contains("source.path"));
+}
+
 TEST_CASE("an option of other jobs is reported as one this job does not use", "[cli]") {
   const auto result = run_command(kCli + " run aggregate --set sink.url=mysql://u@h/db 2>&1");
   CHECK(result.status == 2);
