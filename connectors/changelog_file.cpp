@@ -196,6 +196,28 @@ std::vector<CsvField> split_csv(std::string_view record) {
 }
 
 // Parses changelog records of one format into rows.
+// `text` with what a terminal does not show spelled out: a byte-order
+// mark, a non-breaking space, a tab, a carriage return.
+std::string visible(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text.substr(i, 3) == "\xEF\xBB\xBF") {
+      out += "<BOM>";
+      i += 2;
+    } else if (text.substr(i, 2) == "\xC2\xA0") {
+      out += "<NBSP>";
+      i += 1;
+    } else if (text[i] == '\t') {
+      out += "<TAB>";
+    } else if (text[i] == '\r') {
+      out += "<CR>";
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
 class RecordParser {
  public:
   RecordParser(const ChangelogFileOptions& options)
@@ -210,8 +232,17 @@ class RecordParser {
     if (names != expected) {
       std::string want;
       for (const auto& n : expected) want += (want.empty() ? "" : ",") + n;
-      throw ConfigError(options_.path + ":" + std::to_string(header.line) +
-                        ": the header must be '" + want + "', got '" + header.text + "'");
+      std::string message = options_.path + ":" + std::to_string(header.line) +
+                            ": the header must be '" + want + "', got '" + visible(header.text) +
+                            "'";
+      // Name the first field that differs, with what cannot be seen shown.
+      for (size_t i = 0; i < std::min(names.size(), expected.size()); ++i) {
+        if (names[i] == expected[i]) continue;
+        message += ": field " + std::to_string(i + 1) + " is '" + visible(names[i]) + "', not '" +
+                   expected[i] + "'";
+        break;
+      }
+      throw ConfigError(message);
     }
   }
 

@@ -99,7 +99,20 @@ TEST_CASE("a header that does not match the schema is refused", "[file]") {
   testing::TempDir dir;
   const FileRun run = read_all(file_options(dir.write("h.csv", "op,id,amount,note\n")));
   CHECK(run.result.status == JobResult::Status::kFailed);
-  CHECK_THAT(run.result.error, Catch::Contains("h.csv:1: the header must be 'op,id,note,amount'"));
+  CHECK_THAT(run.result.error, Catch::Contains("h.csv:1: the header must be 'op,id,note,amount'") &&
+                                   Catch::Contains("field 3 is 'amount', not 'note'"));
+}
+
+TEST_CASE("a header differing only in what cannot be seen shows the difference", "[file]") {
+  testing::TempDir dir;
+  // A byte-order mark, as some editors write first, is skipped.
+  CHECK(read_all(file_options(dir.write("bom.csv", "\xEF\xBB\xBFop,id,note,amount\n")))
+            .result.finished());
+  const FileRun nbsp = read_all(file_options(dir.write("nbsp.csv", "op,id,note\xC2\xA0,amount\n")));
+  CHECK_THAT(nbsp.result.error, Catch::Contains("got 'op,id,note<NBSP>,amount': field 3 is "
+                                                "'note<NBSP>', not 'note'"));
+  const FileRun tab = read_all(file_options(dir.write("tab.csv", "op,id,note,amount\t\n")));
+  CHECK_THAT(tab.result.error, Catch::Contains("field 4 is 'amount<TAB>', not 'amount'"));
 }
 
 TEST_CASE("with on-error=skip bad lines go to the dead-letter file and are counted", "[file]") {
