@@ -130,7 +130,7 @@ uint64_t BulkStatement::execute(const Batch& batch, std::span<const uint32_t> ro
       mysql_stmt_bind_param(stmt_, binds.data()) != 0 || mysql_stmt_execute(stmt_) != 0) {
     throw connection_.error(
         mysql_stmt_errno(stmt_),
-        std::string(mysql_stmt_error(stmt_)) + " (executing " + sql_.substr(0, 120) + ")");
+        std::string(mysql_stmt_error(stmt_)) + " (executing " + shortened_sql(sql_, 120) + ")");
   }
   return mysql_stmt_affected_rows(stmt_);
 }

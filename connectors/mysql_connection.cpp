@@ -227,7 +227,7 @@ void MySqlConnection::throw_error(const std::string& doing) const {
 void MySqlConnection::execute(std::string_view sql) {
   call_starting();
   if (mysql_real_query(mysql_, sql.data(), sql.size()) != 0) {
-    throw_error(std::string(sql.substr(0, 200)));
+    throw_error(shortened_sql(sql));
   }
   // Statements that return rows would leave them pending.
   if (MYSQL_RES* result = mysql_store_result(mysql_)) mysql_free_result(result);
@@ -236,12 +236,12 @@ void MySqlConnection::execute(std::string_view sql) {
 std::vector<std::vector<std::optional<std::string>>> MySqlConnection::query(std::string_view sql) {
   call_starting();
   if (mysql_real_query(mysql_, sql.data(), sql.size()) != 0) {
-    throw_error(std::string(sql.substr(0, 200)));
+    throw_error(shortened_sql(sql));
   }
   MYSQL_RES* result = mysql_store_result(mysql_);
   std::vector<std::vector<std::optional<std::string>>> rows;
   if (result == nullptr) {
-    if (mysql_errno(mysql_) != 0) throw_error(std::string(sql.substr(0, 200)));
+    if (mysql_errno(mysql_) != 0) throw_error(shortened_sql(sql));
     return rows;
   }
   const unsigned fields = mysql_num_fields(result);
@@ -303,6 +303,21 @@ std::optional<TableInfo> MySqlConnection::find_table(const std::string& table) {
     }
   }
   return info;
+}
+
+std::string shortened_sql(std::string_view sql, size_t limit) {
+  if (sql.size() <= limit) return std::string(sql);
+  size_t cut = std::string_view::npos;
+  for (const std::string_view clause :
+       {" VALUES", " ON DUPLICATE KEY UPDATE", " WHERE", " SET", " FROM", " ORDER BY", " LIMIT"}) {
+    const size_t at = sql.rfind(clause, limit);  // a clause starting within the limit
+    if (at != std::string_view::npos && at > 0 && (cut == std::string_view::npos || at > cut)) {
+      cut = at;
+    }
+  }
+  if (cut == std::string_view::npos) cut = sql.substr(0, limit).rfind(' ');
+  if (cut == std::string_view::npos || cut == 0) cut = limit;
+  return std::string(sql.substr(0, cut)) + " …";
 }
 
 std::string quote_identifier(std::string_view name) {

@@ -24,8 +24,12 @@ namespace sluice {
 class MySqlError : public Error {
  public:
   MySqlError(unsigned code, const std::string& message)
-      : Error("MySQL error " + std::to_string(code) + ": " + message), code_(code) {}
+      : Error("MySQL error " + std::to_string(code) + ": " + message),
+        code_(code),
+        message_(message) {}
   unsigned code() const { return code_; }
+  /// What() without the "MySQL error N: " before it.
+  const std::string& message() const { return message_; }
   /// Whether trying again on a new connection may succeed: the connection was
   /// lost or refused, or the transaction was chosen as a deadlock victim.
   bool retriable() const;
@@ -39,6 +43,7 @@ class MySqlError : public Error {
 
  private:
   unsigned code_;
+  std::string message_;
 };
 
 /// A column of a table as information_schema describes it.
@@ -144,5 +149,10 @@ class MySqlConnection {
 
 /// `name` backquoted, with backquotes doubled: a safe SQL identifier.
 std::string quote_identifier(std::string_view name);
+
+/// `sql` for a message: whole if it has at most `limit` characters, else
+/// cut before a clause (" VALUES", " WHERE", …) or at least between words,
+/// and marked " …".
+std::string shortened_sql(std::string_view sql, size_t limit = 200);
 
 }  // namespace sluice

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
 #include <thread>
 
@@ -23,6 +24,26 @@ std::string join(const std::vector<std::string>& names, const char* separator = 
 
 }  // namespace
 
+MySqlError StatementWriter::with_rejected_row(const MySqlError& e, const Batch& batch,
+                                              std::span<const uint32_t> rows) const {
+  // The server names the row it refused by its place in the statement's
+  // arrays ("... at row 2"): say which change that is.
+  const std::string& message = e.message();
+  const size_t at = message.rfind(" at row ");
+  if (at == std::string::npos) return e;
+  const size_t row = std::strtoul(message.c_str() + at + 8, nullptr, 10);
+  if (row == 0 || row > rows.size()) return e;
+  const RowRef change = const_cast<Batch&>(batch).ref(rows[row - 1]);
+  std::string which;
+  for (size_t k : key_) {
+    which += (which.empty() ? "" : ", ") + batch.schema().column(k).name + "=" +
+             change.value(k).to_string();
+  }
+  return MySqlError(
+      e.code(), message + "; that is the change " +
+                    (which.empty() ? shortened_sql(change.to_string(), 200) : "of key " + which));
+}
+
 bool is_exact_key_column(const DataType& type) {
   return type.id != TypeId::kString && type.id != TypeId::kDouble;
 }
@@ -30,7 +51,7 @@ bool is_exact_key_column(const DataType& type) {
 StatementWriter::StatementWriter(const std::string& table, const Schema& input,
                                  const std::vector<size_t>& key, bool upsert, int subtask,
                                  Counters counters)
-    : subtask_(subtask), counters_(counters) {
+    : subtask_(subtask), key_(key), counters_(counters) {
   const std::string target = quote_identifier(table);
   std::vector<std::string> columns, params, updates;
   for (size_t i = 0; i < input.size(); ++i) {
@@ -98,6 +119,9 @@ uint64_t StatementWriter::execute_chunked(SinkConnection& connection, const Bulk
     const size_t n = end - begin;
     try {
       affected += connection.execute_bulk(statement, batch, rows.subspan(begin, n));
+    } catch (const MySqlError& e) {
+      counters_.records_send_errors->add(n);
+      throw with_rejected_row(e, batch, rows.subspan(begin, n));
     } catch (...) {
       counters_.records_send_errors->add(n);
       throw;

@@ -113,7 +113,13 @@ class StatementWriter {
 
   BulkSql upsert_;
   BulkSql delete_;
+  // `e` of a statement of rows `rows` of `batch`, naming the change the
+  // server refused when it says which.
+  MySqlError with_rejected_row(const MySqlError& e, const Batch& batch,
+                               std::span<const uint32_t> rows) const;
+
   int subtask_;
+  std::vector<size_t> key_;
   Counters counters_;
   uint64_t packet_budget_ = 1 << 19;
 };

@@ -136,6 +136,7 @@ TEST_CASE("a value the server refuses fails the job at once, without restarts", 
   INFO(result.output);
   CHECK(result.status == 1);
   CHECK_THAT(result.output, Catch::Contains("MySQL error 1406") &&
+                                Catch::Contains("that is the change of key id=2") &&
                                 Catch::Contains("not restarting") &&
                                 !Catch::Contains("restarting (") && !Catch::Contains("retrying"));
 }

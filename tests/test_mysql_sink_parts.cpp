@@ -480,3 +480,14 @@ TEST_CASE(
   CHECK(server.pending_failures() == 0);
   CHECK(as_text(server.table) == as_text(testing::datagen_final_rows(gen)));
 }
+
+TEST_CASE("SQL in a message is cut before a clause, never inside a name", "[sink-parts]") {
+  const std::string columns = "`first_column`, `second_column`, `third_column`";
+  const std::string sql = "INSERT INTO `t` (" + columns +
+                          ") VALUES (?, ?, ?) ON DUPLICATE KEY UPDATE " +
+                          "`first_column`=VALUES(`first_column`)";
+  CHECK(shortened_sql(sql, 1000) == sql);
+  CHECK(shortened_sql(sql, 100) == "INSERT INTO `t` (" + columns + ") VALUES (?, ?, ?) …");
+  CHECK(shortened_sql(sql, 70) == "INSERT INTO `t` (" + columns + ") …");
+  CHECK(shortened_sql(sql, 40) == "INSERT INTO `t` (`first_column`, …");
+}
