@@ -31,6 +31,11 @@ struct RawRecord {
   int64_t line = 0;  // 1-based number of its first line
 };
 
+// Why the changelog file at `path` cannot be read: a configuration error.
+std::string cannot_read(const std::string& path, int error) {
+  return "source.path: cannot read the changelog file " + path + ": " + std::strerror(error);
+}
+
 // Reads records from a file, tracking the byte offset and the line number of
 // the next one. A CSV record continues over line breaks inside a quoted
 // field; a quote anywhere else opens nothing, so a stray one spoils only its
@@ -39,7 +44,7 @@ class RecordReader {
  public:
   RecordReader(const std::string& path, bool csv) : path_(path), csv_(csv) {
     file_ = std::fopen(path.c_str(), "rb");
-    if (file_ == nullptr) throw Error("cannot open changelog file " + path);
+    if (file_ == nullptr) throw ConfigError(cannot_read(path, errno));
     char bom[3];
     if (std::fread(bom, 1, 3, file_) == 3 && std::string_view(bom, 3) == "\xEF\xBB\xBF") {
       offset_ = 3;
@@ -528,6 +533,9 @@ std::vector<OptionSpec> changelog_file_option_specs() {
 ChangelogFileOptions ChangelogFileOptions::from(const Config& config, Schema schema) {
   ChangelogFileOptions options;
   options.path = config.get_string("source.path");
+  // Checked now, before the job starts; the source checks again when it opens.
+  if (::access(options.path.c_str(), R_OK) != 0)
+    throw ConfigError(cannot_read(options.path, errno));
   options.format = config.get_string("source.format") == "csv" ? Format::kCsv : Format::kDebeziumJson;
   options.schema = std::move(schema);
   options.mode = config.get_string("source.changelog-mode") == "insert-only"

@@ -40,6 +40,19 @@ TEST_CASE("describe lists a job's options also when no database is there to buil
                                 Catch::Contains("source.path"));
 }
 
+TEST_CASE("a changelog file that cannot be read exits 2 before the job starts", "[cli]") {
+  sluice::testing::TempDir dir;
+  const std::string missing = (dir.path() / "missing.csv").string();
+  const auto result = run_command(
+      kCli + " run aggregate --set source.kind=changelog-file --set source.path=" + missing +
+      " --set 'source.schema=id BIGINT, customer BIGINT, amount DECIMAL(10,2), PRIMARY KEY (id)'" +
+      " --set checkpoint.dir=" + dir.path().string() + " 2>&1");
+  CHECK(result.status == 2);
+  CHECK_THAT(result.output, Catch::Contains("source.path: cannot read the changelog file " +
+                                            missing + ": No such file or directory") &&
+                                !Catch::Contains("job aggregate failed"));
+}
+
 TEST_CASE("an option of other jobs is reported as one this job does not use", "[cli]") {
   const auto result = run_command(kCli + " run aggregate --set sink.url=mysql://u@h/db 2>&1");
   CHECK(result.status == 2);
