@@ -549,7 +549,8 @@ ChangelogFileOptions ChangelogFileOptions::from(const Config& config, Schema sch
 
 SourceDef changelog_file_source(const ChangelogFileOptions& options) {
   return SourceDef{
-      .output = {options.schema, options.mode},
+      // A -D line may give the key alone.
+      .output = {options.schema, options.mode, options.mode.contains(RowKind::kDelete)},
       .create = [options](const SubtaskInfo&) -> std::unique_ptr<Source> {
         return std::make_unique<ChangelogFileSource>(options);
       },

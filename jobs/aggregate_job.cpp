@@ -31,7 +31,10 @@ Stream changelog(const Config& config, JobGraph& graph) {
   } catch (const ConfigError& e) {
     throw ConfigError(std::string("option 'source.schema': ") + e.what());
   }
-  return graph.source("changelog", changelog_file_source(ChangelogFileOptions::from(config, schema)));
+  // Its deletes may give the key alone: the aggregate needs whole rows.
+  return graph
+      .source("changelog", changelog_file_source(ChangelogFileOptions::from(config, schema)))
+      .normalize("normalize");
 }
 
 void build(const Config& config, JobGraph& graph) {
@@ -42,14 +45,17 @@ void build(const Config& config, JobGraph& graph) {
 
 std::string as_flink_sql(const Config& config, const JobGraph& graph) {
   const NodeDef& source = graph.nodes().front();
+  // What the sink prints: the node before it.
+  const NodeDef& aggregated = graph.nodes()[graph.nodes().size() - 2];
   const bool datagen = config.get_string("source.kind") == "datagen";
   const std::string key = config.get_string("aggregate.key");
   const std::string value = config.get_string("aggregate.value");
   return (datagen ? flink_sql::datagen_table(source.name, DatagenOptions::from(config, kOrders))
                   : flink_sql::file_table(source.name, source.output.schema, config)) +
-         "\n" + flink_sql::create_table("print", graph.nodes()[1].output.schema, {{"connector", "print"}}) +
-         "\nINSERT INTO `print`\nSELECT `" + key + "`, COUNT(*) AS `count`, SUM(`" + value + "`) AS `sum`\nFROM `" +
-         source.name + "` GROUP BY `" + key + "`;\n";
+         "\n" +
+         flink_sql::create_table("print", aggregated.output.schema, {{"connector", "print"}}) +
+         "\nINSERT INTO `print`\nSELECT `" + key + "`, COUNT(*) AS `count`, SUM(`" + value +
+         "`) AS `sum`\nFROM `" + source.name + "` GROUP BY `" + key + "`;\n";
 }
 
 }  // namespace

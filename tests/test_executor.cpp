@@ -14,6 +14,7 @@
 #include "engine/common/error.hpp"
 #include "engine/runtime/executor.hpp"
 #include "tests/support.hpp"
+#include "tests/test_sources.hpp"
 
 using namespace sluice;
 using namespace std::chrono_literals;
@@ -649,6 +650,39 @@ TEST_CASE("with check-rows, a record that breaks its operator's declared type fa
     });
     CHECK_THAT(checked.error, Catch::Contains("but it declares 2 columns"));
   }
+}
+
+TEST_CASE("normalize gives every delete its whole row and drops repeated changes", "[engine]") {
+  const Schema accounts =
+      Schema::parse("id BIGINT, owner STRING, balance BIGINT, PRIMARY KEY (id)");
+  const auto row = [](RowKind kind, int64_t id, Value owner, Value balance) {
+    return Row(kind, {id, std::move(owner), std::move(balance)});
+  };
+  using K = RowKind;
+  SourceDef changes = testing::rows_source(
+      accounts, ChangelogMode::all(),
+      {row(K::kInsert, 1, "ann", 10), row(K::kInsert, 1, "ann", 10),  // the same again
+       row(K::kUpdateBefore, 1, "ann", 10), row(K::kUpdateAfter, 1, "ann", 11),
+       row(K::kDelete, 1, Value(), Value()),  // the key alone
+       row(K::kDelete, 2, Value(), Value()),  // a key never seen
+       row(K::kUpdateAfter, 3, "cy", 30), row(K::kInsert, 1, "bo", 5)});
+  changes.output.key_only_deletes = true;
+  auto out = std::make_shared<CollectedRows>();
+  JobGraph graph("normalize");
+  graph.source("changes", std::move(changes))
+      .normalize("normalize")
+      .parallelism(2)
+      .sink("out", collect_sink(out))
+      .parallelism(1);
+  const JobResult result = Executor(RuntimeOptions::without_checkpoints()).run(graph);
+  REQUIRE(result.finished());
+  // Per key in input order (two subtasks interleave keys 1 and 3).
+  std::map<int64_t, std::vector<std::string>> by_key;
+  for (const Row& r : out->rows()) by_key[r.fields[0].as<int64_t>()].push_back(r.to_string());
+  CHECK(by_key[1] == std::vector<std::string>{"+I[1, ann, 10]", "-U[1, ann, 10]", "+U[1, ann, 11]",
+                                              "-D[1, ann, 11]", "+I[1, bo, 5]"});
+  CHECK(by_key[3] == std::vector<std::string>{"+I[3, cy, 30]"});
+  CHECK(by_key.count(2) == 0);
 }
 
 TEST_CASE("a graph that cannot run is a failed result, not an exception", "[engine]") {

@@ -139,3 +139,46 @@ TEST_CASE("rows read and write typed columns; a NULL is refused by name", "[engi
   row.set_null(amount);
   CHECK(row.fields[1].is_null());
 }
+
+TEST_CASE("a stream with key-only deletes goes into an operator only through normalize()",
+          "[engine]") {
+  const Schema accounts = Schema::parse("id BIGINT, balance BIGINT, PRIMARY KEY (id)");
+  const auto source = [&](const Schema& schema) {
+    return SourceDef{
+        .output = {schema, ChangelogMode::all(), true},
+        .create = [](const SubtaskInfo&) -> std::unique_ptr<Source> { return nullptr; }};
+  };
+  {
+    JobGraph graph("raw");
+    graph.source("changes", source(accounts))
+        .filter("rich", [](const Row&) { return true; })
+        .sink("out", blackhole_sink());
+    const auto problems = graph.validate();
+    REQUIRE(problems.size() == 1);
+    CHECK_THAT(problems[0], Catch::Contains("operator 'rich'") &&
+                                Catch::Contains("deletes with only the key") &&
+                                Catch::Contains("normalize()"));
+  }
+  {
+    JobGraph graph("normalized");
+    graph.source("changes", source(accounts))
+        .normalize("normalize")
+        .filter("rich", [](const Row&) { return true; })
+        .sink("out", blackhole_sink());
+    CHECK(graph.validate().empty());
+  }
+  {
+    JobGraph graph("straight-to-sink");
+    graph.source("changes", source(accounts)).sink("out", blackhole_sink());
+    CHECK(graph.validate().empty());
+  }
+  {
+    JobGraph graph("keyless");
+    graph.source("changes", source(Schema::parse("id BIGINT, balance BIGINT")))
+        .normalize("normalize")
+        .sink("out", blackhole_sink());
+    CHECK_THAT(graph.validate(), Catch::VectorContains(std::string(
+                                     "operator 'normalize': normalize keys its state by the "
+                                     "primary key; its input has none")));
+  }
+}

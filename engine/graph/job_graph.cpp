@@ -3,6 +3,7 @@
 #include <set>
 
 #include "engine/common/error.hpp"
+#include "engine/graph/changelog_normalize.hpp"
 #include "engine/graph/node_def.hpp"
 
 namespace sluice {
@@ -40,6 +41,23 @@ SinkHandle Stream::sink(std::string name, SinkDef def) {
   NodeDef node{.kind = NodeKind::kSink, .name = std::move(name), .sink = std::move(def)};
   const Stream added = add(std::move(node));
   return SinkHandle(graph_, added.node_);
+}
+
+Stream Stream::normalize(std::string name) {
+  const StreamType& input = type();
+  StreamType output{input.schema, ChangelogMode::all(), false};
+  Stream normalized =
+      key_by(input.schema.primary_key_names())
+          .transform(
+              std::move(name),
+              [](const SubtaskInfo&) { return std::make_unique<ChangelogNormalize>(); },
+              std::move(output));
+  NodeDef& node = graph_->nodes_[normalized.node_];
+  node.takes_key_only_deletes = true;
+  if (!node.output.schema.has_primary_key()) {
+    node.problems.push_back("normalize keys its state by the primary key; its input has none");
+  }
+  return normalized;
 }
 
 Stream Stream::key_by(std::vector<std::string> columns) const {
@@ -150,6 +168,13 @@ std::vector<std::string> JobGraph::validate() const {
         break;
       case NodeKind::kOperator:
         if (!node.op) problems.push_back(who + ": the operator has no factory");
+        if (nodes_[node.inputs.at(0).from].output.key_only_deletes &&
+            !node.takes_key_only_deletes) {
+          problems.push_back(who +
+                             ": its input may carry deletes with only the key, the other "
+                             "columns NULL; put normalize() before it, which gives every "
+                             "delete its whole row");
+        }
         if (node.op_check) {
           for (const auto& problem : node.op_check(nodes_[node.inputs.at(0).from].output)) {
             problems.push_back(who + ": " + problem);

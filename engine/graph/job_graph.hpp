@@ -18,6 +18,10 @@ namespace sluice {
 struct StreamType {
   Schema schema;
   ChangelogMode mode = ChangelogMode::insert_only();
+  /// Whether a -D may carry only its key, the other columns NULL (as a
+  /// changelog file's may). Such a stream goes only into sinks and into
+  /// Stream::normalize(), which validate() checks.
+  bool key_only_deletes = false;
 };
 
 using SourceFactory = std::function<std::unique_ptr<Source>(const SubtaskInfo&)>;
@@ -182,6 +186,13 @@ class Stream {
                    std::optional<StreamType> output = std::nullopt,
                    std::function<std::vector<std::string>(const StreamType& input)> check = {});
   SinkHandle sink(std::string name, SinkDef def);
+
+  /// Flink's ChangelogNormalize (see ChangelogNormalize): keyed by the
+  /// primary key, it keeps each key's last row in state and emits a
+  /// changelog of whole rows, every -D included, without repeated changes.
+  /// It must come before any operator when the stream may carry key-only
+  /// deletes.
+  Stream normalize(std::string name);
 
   /// The next operator receives this stream hash-partitioned by `columns`.
   Stream key_by(std::vector<std::string> columns) const;

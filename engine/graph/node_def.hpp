@@ -30,6 +30,8 @@ struct NodeDef {
   /// Operators: checks the input at validate(); returns the problems.
   std::function<std::vector<std::string>(const StreamType& input)> op_check;
   SinkDef sink;
+  /// Operators: takes a stream with key-only deletes (normalize()).
+  bool takes_key_only_deletes = false;
   /// Found while the graph was built (a typed column its output lacks).
   std::vector<std::string> problems;
 };
