@@ -310,6 +310,27 @@ TEST_CASE("access denied without a password says where a password goes", "[mysql
   CHECK_THROWS_WITH(MySqlConnection(url), !Catch::Contains("SLUICE_MYSQL_PASSWORD"));
 }
 
+TEST_CASE("a filter that drops the +U of an update leaves no stale row", "[mysql]") {
+  TestTable table("filtered_update", kAccountsTable);
+  MySqlSinkOptions options;
+  options.url = testing::test_mysql_url();
+  options.table = table.name();
+  JobGraph graph("filtered");
+  Stream changes = graph.source(
+      "rows", testing::rows_source(
+                  kAccounts, ChangelogMode::all(),
+                  {change(RowKind::kInsert, 1, 10), change(RowKind::kInsert, 2, 20),
+                   change(RowKind::kUpdateBefore, 1, 10), change(RowKind::kUpdateAfter, 1, 500)}));
+  const auto balance = changes.column<int64_t>("balance");
+  // Account 1 leaves the "small" view when its balance grows: its row must go.
+  changes.filter("small", [balance](RowRef row) { return row[balance] < 100; })
+      .sink("mysql", mysql_sink(options, kAccounts));
+  RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
+  runtime.flush_interval = 0ms;
+  REQUIRE(Executor(runtime).run(graph).finished());
+  CHECK(table.rows() == TextRows{{"2", "20"}});
+}
+
 TEST_CASE("a key-changing update leaves no orphan row", "[mysql]") {
   TestTable table("key_change", kAccountsTable);
   // -U 1 then +U 3: the row moved from key 1 to key 3. Once in one flush,
