@@ -131,12 +131,19 @@ class PrivateServer {
                 " SLUICE_MARIADB_PORT=" + std::to_string(testing::free_port()) + " " +
                 std::string(SLUICE_SOURCE_DIR) + "/scripts/mariadb ") {
     REQUIRE(testing::run_command(script_ + "start").status == 0);
-    const auto env = testing::run_command(script_ + "env").output;
-    const size_t at = env.find("mysql://");
-    url_text_ = env.substr(at, env.find('\'', at) - at);
-    url_ = MySqlUrl::parse(url_text_);
-    MySqlConnection(url_).execute("CREATE TABLE orders (" + std::string(kOrdersTable) + ")");
-    pid_ = std::stoi(testing::run_command(script_ + "pid").output);
+    try {
+      const auto env = testing::run_command(script_ + "env").output;
+      const size_t at = env.find("mysql://");
+      url_text_ = env.substr(at, env.find('\'', at) - at);
+      url_ = MySqlUrl::parse(url_text_);
+      MySqlConnection(url_).execute("CREATE TABLE orders (" + std::string(kOrdersTable) + ")");
+      pid_ = std::stoi(testing::run_command(script_ + "pid").output);
+    } catch (...) {
+      // No destructor runs for a constructor that throws: stop it here,
+      // or the server outlives its data directory.
+      testing::run_command(script_ + "stop");
+      throw;
+    }
   }
   ~PrivateServer() {
     ::kill(pid_, SIGCONT);
