@@ -4,7 +4,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+// clang-format off
 #include <utility>  // before Asio: Boost 1.74's Asio needs it under C++20.
+// clang-format on
 
 #include <boost/asio.hpp>
 #include <catch2/catch.hpp>
