@@ -131,17 +131,6 @@ class CancelOnSignal {
   std::thread thread_;
 };
 
-bool is_config_error(const std::exception_ptr& error) {
-  if (!error) return false;
-  try {
-    std::rethrow_exception(error);
-  } catch (const ConfigError&) {
-    return true;
-  } catch (...) {
-    return false;
-  }
-}
-
 int run_job(const JobArgs& args, const std::optional<std::string>& metrics_file) {
   const JobDefinition& job = find_job(args.job);
   const Config config = job_config(args);
@@ -167,7 +156,7 @@ int run_job(const JobArgs& args, const std::optional<std::string>& metrics_file)
   if (result.status == JobResult::Status::kFailed && result.failed_operator.empty()) {
     // It could not start (the executor logged why): a configuration error
     // is a usage error.
-    return is_config_error(result.exception) ? kExitUsage : kExitFailed;
+    return holds<ConfigError>(result.exception) ? kExitUsage : kExitFailed;
   }
   print_summary(graph, result);
   if (metrics_file) {
@@ -179,7 +168,7 @@ int run_job(const JobArgs& args, const std::optional<std::string>& metrics_file)
   if (result.status == JobResult::Status::kFailed) {
     spdlog::error("job {} failed: {}", graph.name(), result.error);
     // A configuration the user must change (a missing table, access denied).
-    return is_config_error(result.exception) ? kExitUsage : kExitFailed;
+    return holds<ConfigError>(result.exception) ? kExitUsage : kExitFailed;
   }
   return result.finished() && checks_passed ? 0 : kExitFailed;
 }

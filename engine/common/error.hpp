@@ -28,21 +28,25 @@ class DataError : public Error {
   using Error::Error;
 };
 
+/// Whether `error` holds an exception of type `E` (or one derived from it).
+template <typename E>
+bool holds(const std::exception_ptr& error) {
+  if (!error) return false;
+  try {
+    std::rethrow_exception(error);
+  } catch (const E&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
 /// Whether `error` would happen again however often the job restarted: a
 /// ConfigError or a DataError, which the input or the configuration must
 /// change to cure. Anything else (a lost connection, a deadlock, an I/O error,
 /// an exception of user code) may pass, and is worth a restart.
 inline bool is_permanent(const std::exception_ptr& error) {
-  if (!error) return false;
-  try {
-    std::rethrow_exception(error);
-  } catch (const ConfigError&) {
-    return true;
-  } catch (const DataError&) {
-    return true;
-  } catch (...) {
-    return false;
-  }
+  return holds<ConfigError>(error) || holds<DataError>(error);
 }
 
 }  // namespace sluice
