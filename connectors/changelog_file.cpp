@@ -18,6 +18,7 @@
 #include "connectors/source_options.hpp"
 #include "engine/common/error.hpp"
 #include "engine/common/fault_point.hpp"
+#include "engine/common/text.hpp"
 
 namespace sluice {
 namespace {
@@ -280,8 +281,8 @@ class RecordParser {
     const bool key_only_delete = row.kind == RowKind::kDelete && given < schema.size() &&
                                  given >= key_prefix_length();
     if (given != schema.size() && !key_only_delete) {
-      throw DataError("expected " + std::to_string(schema.size() + 1) + " fields (op and " +
-                      std::to_string(schema.size()) + " columns), got " +
+      throw DataError("expected " + count_of(schema.size() + 1, "field") + " (op and " +
+                      count_of(schema.size(), "column") + "), got " +
                       std::to_string(fields.size()));
     }
     row.fields.reserve(schema.size());
@@ -463,10 +464,10 @@ class ChangelogFileSource final : public Source {
     if (path != absolute_path()) {
       differs = "it is another file";
     } else if (reader_.size() < size) {
-      differs = "it holds " + std::to_string(reader_.size()) + " bytes, fewer than the " +
+      differs = "it holds " + count_of(reader_.size(), "byte") + ", fewer than the " +
                 std::to_string(size) + " it held then";
     } else if (static_cast<int64_t>(reader_.fingerprint(offset)) != saved[4].as_bigint()) {
-      differs = "its first " + std::to_string(offset) + " bytes are not the ones read then";
+      differs = "its first " + count_of(offset, "byte") + " are not the ones read then";
     }
     if (differs.empty()) return;
     throw ConfigError(

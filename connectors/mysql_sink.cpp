@@ -425,7 +425,7 @@ std::vector<OptionSpec> mysql_sink_option_specs() {
        .type = OptionType::kEnum,
        .doc = "upsert (last change per key) or append (insert every record)",
        .choices = {"upsert", "append"},
-       .default_doc = "`upsert` with a key, else `append`"},
+       .default_doc = "upsert with a key, else append"},
       {.key = "sink.delivery",
        .type = OptionType::kEnum,
        .default_value = "at-least-once",
@@ -448,7 +448,7 @@ std::vector<OptionSpec> mysql_sink_option_specs() {
        .type = OptionType::kInteger,
        .doc = "subtasks of the sink; its input is hash-partitioned by the key",
        .min = 1,
-       .default_doc = "`parallelism`"},
+       .default_doc = "as parallelism"},
   };
 }
 

@@ -9,6 +9,7 @@
 
 #include "connectors/mysql_bulk_statement.hpp"
 #include "engine/common/fault_point.hpp"
+#include "engine/common/text.hpp"
 
 namespace sluice {
 namespace {
@@ -138,7 +139,9 @@ void fail_write(const std::string& doing, const std::string& target, const MySql
                 int retries) {
   const std::string message =
       doing + " " + target + " failed" +
-      (retries > 0 ? " after " + std::to_string(retries) + " retries" : "") + ": " + e.what();
+      (retries > 0 ? " after " + count_of(static_cast<uint64_t>(retries), "retry", "retries")
+                   : "") +
+      ": " + e.what();
   if (e.rejects_value()) throw DataError(message);
   if (e.rejects_configuration()) throw ConfigError(message);
   throw Error(message);

@@ -1,25 +1,22 @@
 // Revenue per customer from a stream of orders: the README's example.
-#include <cstdio>
-
+#include "cli/run_cli.hpp"
 #include "connectors/basic_sinks.hpp"
 #include "connectors/datagen.hpp"
-#include "engine/runtime/executor.hpp"
 #include "transforms/keyed_aggregate.hpp"
 
 using namespace sluice;
 
-int main() {
+void build(const Config& config, JobGraph& graph) {
   // A changelog of orders: inserts, updates (-U old, +U new) and deletes.
   DatagenOptions orders;
   orders.schema = Schema::parse(
       "id BIGINT, customer BIGINT, amount DECIMAL(10,2), status STRING, PRIMARY KEY (id)");
-  orders.rows = 2'000;
+  orders.rows = static_cast<uint64_t>(config.get_int("orders"));
   orders.keys = 500;
   orders.insert_weight = 60;
   orders.update_weight = 30;
   orders.delete_weight = 10;
 
-  JobGraph graph("revenue-per-customer");
   Stream source = graph.source("orders", datagen_source(orders));
   // A typed handle on a column: a wrong name or type fails validate().
   const auto amount = source.column<Decimal>("amount");
@@ -32,11 +29,18 @@ int main() {
   keyed_aggregate(with_fee, "revenue", {"customer"}, "amount")
       .parallelism(2)
       .sink("print", print_sink());
+}
 
-  RuntimeOptions options;
-  options.checkpoint_interval = std::chrono::milliseconds(500);
-  options.checkpoint_dir = "/tmp/sluice-readme-example";
-  const JobResult result = Executor(options).run(graph);
-  std::printf("%s\n", result.finished() ? "finished" : result.error.c_str());
-  return result.finished() ? 0 : 1;
+// The command line of `sluice run` for this one job: --set and --config,
+// describe (--dot, --as), a progress line, metrics, signals, exit codes.
+int main(int argc, char** argv) {
+  return run_cli(argc, argv,
+                 {.name = "revenue-per-customer",
+                  .summary = "revenue per customer from generated orders",
+                  .options = {{.key = "orders",
+                               .type = OptionType::kInteger,
+                               .default_value = "2000",
+                               .doc = "changes to generate"}},
+                  .defaults = {{"checkpoint.interval", "500ms"}},
+                  .build = build});
 }

@@ -3,12 +3,12 @@
 // job resumes where its last checkpoint was and prints the same results.
 #include "jobs/aggregate_job.hpp"
 
+#include "cli/flink_sql.hpp"
 #include "connectors/basic_sinks.hpp"
 #include "connectors/changelog_file.hpp"
 #include "connectors/datagen.hpp"
 #include "engine/common/error.hpp"
 #include "engine/graph/node_def.hpp"
-#include "jobs/flink_sql.hpp"
 #include "transforms/keyed_aggregate.hpp"
 
 namespace sluice {

@@ -5,11 +5,12 @@
 
 #include <cstdio>
 
+#include "cli/flink_sql.hpp"
 #include "connectors/changelog_file.hpp"
 #include "connectors/mysql_connection.hpp"
 #include "connectors/mysql_sink.hpp"
+#include "engine/common/text.hpp"
 #include "engine/graph/node_def.hpp"
-#include "jobs/flink_sql.hpp"
 
 namespace sluice {
 namespace {
@@ -51,8 +52,9 @@ void print_mysql_layers(const JobResult& result, const std::string& source, cons
   std::printf("  %-34s %12llu  (max-rows %llu, signal %llu, barrier %llu, close %llu)\n", "flushes",
               static_cast<unsigned long long>(flushes), count("flushes.max-rows"),
               count("flushes.signal"), count("flushes.barrier"), count("flushes.close"));
-  std::printf("  %-34s %12llu  (%llu upserts, %llu deletes)\n", "distinct keys flushed", count("keys"),
-              count("upserts"), count("deletes"));
+  std::printf("  %-34s %12llu  (%s, %s)\n", "distinct keys flushed", count("keys"),
+              count_of(count("upserts"), "upsert").c_str(),
+              count_of(count("deletes"), "delete").c_str());
   if (flushes > 0) {
     std::printf("  %-34s %12.0f input records -> %.0f distinct keys -> %.1f statements\n", "per flush, on average",
                 static_cast<double>(m.records_in(sink)) / flushes, static_cast<double>(count("keys")) / flushes,

@@ -2,8 +2,8 @@
 
 namespace sluice {
 
-/// The `sluice` command line. Returns the process exit status: 0 the job
-/// finished, 1 it failed, 2 a usage or configuration error.
-int run_cli(int argc, char** argv);
+/// The `sluice` command line: the bundled jobs, and benchmarks. Returns the
+/// process exit status, as run_cli() does.
+int run_sluice_cli(int argc, char** argv);
 
 }  // namespace sluice

@@ -2,9 +2,9 @@
 // with shipping, printed. Copy this file to start a job of your own.
 #include "jobs/example_job.hpp"
 
+#include "cli/flink_sql.hpp"
 #include "connectors/basic_sinks.hpp"
 #include "connectors/datagen.hpp"
-#include "jobs/flink_sql.hpp"
 
 namespace sluice {
 namespace {

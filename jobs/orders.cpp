@@ -4,6 +4,7 @@
 
 #include "connectors/mysql_connection.hpp"
 #include "connectors/mysql_xa.hpp"
+#include "engine/common/text.hpp"
 
 namespace sluice::orders {
 namespace {
@@ -78,12 +79,14 @@ bool check_table(const MySqlUrl& url, const std::string& table, const DatagenOpt
   }
   missing = expected.size();
   if (missing + different + extra == 0) {
-    std::printf("\ntable %s matches the changelog's final state: %zu rows\n", table.c_str(), rows);
+    std::printf("\ntable %s matches the changelog's final state: %s\n", table.c_str(),
+                count_of(rows, "row").c_str());
     return true;
   }
-  std::printf("\ntable %s does NOT match the changelog's final state: %zu rows missing, %zu "
-              "different, %zu that should not be there\n",
-              table.c_str(), missing, different, extra);
+  std::printf(
+      "\ntable %s does NOT match the changelog's final state: %s missing, %zu "
+      "different, %zu that should not be there\n",
+      table.c_str(), count_of(missing, "row").c_str(), different, extra);
   return false;
 }
 

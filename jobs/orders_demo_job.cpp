@@ -13,10 +13,11 @@
 
 #include <chrono>
 
+#include "cli/flink_sql.hpp"
 #include "connectors/mysql_connection.hpp"
 #include "connectors/mysql_sink.hpp"
+#include "engine/common/text.hpp"
 #include "jobs/changelog_to_mysql_job.hpp"
-#include "jobs/flink_sql.hpp"
 #include "jobs/orders.hpp"
 
 namespace sluice {
@@ -73,13 +74,18 @@ class TrickleSource final : public Source {
   void report(std::chrono::steady_clock::time_point now) {
     const auto ms = [](auto d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
     if (visible_at_) {
-      std::printf("burst %d: %d orders, visible in %s after %lld ms of silence (engine.flush.interval=%lld ms)\n",
-                  burst_ + 1, per_burst_, table_.c_str(), static_cast<long long>(ms(*visible_at_ - burst_started_)),
-                  static_cast<long long>(flush_interval_.count()));
+      std::printf(
+          "burst %d: %s, visible in %s after %lld ms of silence (engine.flush.interval=%lld ms)\n",
+          burst_ + 1, count_of(per_burst_, "order").c_str(), table_.c_str(),
+          static_cast<long long>(ms(*visible_at_ - burst_started_)),
+          static_cast<long long>(flush_interval_.count()));
     } else {
-      std::printf("burst %d: %d orders, still not in %s after %lld ms of silence: with "
-                  "engine.flush.interval=0 nothing flushes an idle sink until max-rows, a checkpoint or the end\n",
-                  burst_ + 1, per_burst_, table_.c_str(), static_cast<long long>(ms(now - burst_started_)));
+      std::printf(
+          "burst %d: %s, still not in %s after %lld ms of silence: with "
+          "engine.flush.interval=0 nothing flushes an idle sink until max-rows, a checkpoint or "
+          "the end\n",
+          burst_ + 1, count_of(per_burst_, "order").c_str(), table_.c_str(),
+          static_cast<long long>(ms(now - burst_started_)));
     }
     std::fflush(stdout);
   }

@@ -28,10 +28,45 @@ done
 cmake -S "$source_dir/examples/custom-job" -B "$work/build" -DCMAKE_PREFIX_PATH="$work/prefix" \
   -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$work/build" -j"$(nproc)" >/dev/null
-output=$(cd "$work" && ./build/custom_job)
+job="$work/build/custom_job"
+output=$("$job" --set checkpoint.dir="$work/state")
 echo "$output"
 # 1² + 2² + … + 1000² = 1000·1001·2001/6
 grep -q "custom-job: sum of squares 333833500" <<<"$output" || fail "wrong sum"
 grep -Eq "custom-job: 1000 rows, [1-9][0-9]* flushes, [1-9][0-9]* checkpoints" <<<"$output" ||
   fail "no flushes or checkpoints"
+grep -Eq "^count +1 +0 +1000 " <<<"$output" || fail "no summary"
+
+# run_cli() gave it the CLI's tooling: --set, describe, usage errors.
+output=$("$job" --set count.last=10 --set restore=none --set checkpoint.dir="$work/state")
+grep -q "custom-job: sum of squares 385" <<<"$output" || fail "--set count.last=10 not taken"
+"$job" describe --dot | grep -q "^digraph" || fail "describe --dot"
+"$job" describe | grep -Eq "count.last +1000 +\(default\)" || fail "describe lists no options"
+set +e
+"$job" --set count.last=ten 2>"$work/err"; status=$?
+set -e
+[ "$status" = 2 ] || fail "a bad value exited $status, not 2"
+grep -q "^error: option 'count.last' expects" "$work/err" || fail "no usage error: $(cat "$work/err")"
+
+# The progress line (on a terminal) and metrics, while it runs for 3 s.
+port=$((20000 + RANDOM % 20000))
+script -qefc "'$job' --set count.last=3000 --set count.rate=1000 --set restore=none \
+  --set checkpoint.dir='$work/state' --set metrics.port=$port --metrics-file '$work/metrics.json'" \
+  /dev/null >"$work/terminal" &
+runner=$!
+metrics=""
+for _ in $(seq 50); do
+  sleep 0.1
+  if exec 3<>"/dev/tcp/127.0.0.1/$port" 2>/dev/null; then
+    printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3
+    metrics=$(cat <&3)
+    exec 3<&-
+    break
+  fi
+done
+wait "$runner" || fail "the run under a terminal failed: $(cat "$work/terminal")"
+grep -q "sluice_operator_counter_total{.*name=\"sum.flushes\"}" <<<"$metrics" ||
+  fail "no metrics on port $port: $metrics"
+grep -q " s | in " "$work/terminal" || fail "no progress line: $(cat "$work/terminal")"
+grep -q '"sum"' "$work/metrics.json" || fail "no --metrics-file"
 echo ok

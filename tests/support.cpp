@@ -71,6 +71,16 @@ CommandResult BackgroundCommand::kill() {
   return wait();
 }
 
+CommandResult BackgroundCommand::signal(int signal) {
+  if (pid_ > 0) ::kill(pid_, signal);
+  return wait();
+}
+
+std::string BackgroundCommand::output() const {
+  std::ifstream in(dir_.path() / "output");
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 CommandResult BackgroundCommand::wait() {
   CommandResult result;
   if (pid_ <= 0) return result;
@@ -78,8 +88,7 @@ CommandResult BackgroundCommand::wait() {
   ::waitpid(pid_, &status, 0);
   pid_ = -1;
   result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  std::ifstream in(dir_.path() / "output");
-  result.output.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  result.output = output();
   return result;
 }
 

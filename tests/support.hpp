@@ -60,6 +60,10 @@ class BackgroundCommand {
 
   /// SIGKILLs it (if it still runs) and collects it: status 137 if killed.
   CommandResult kill();
+  /// Sends it `signal` and waits for it to end.
+  CommandResult signal(int signal);
+  /// What it printed so far.
+  std::string output() const;
   /// Waits for it to end by itself.
   CommandResult wait();
 

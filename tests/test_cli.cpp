@@ -1,6 +1,11 @@
+#include <signal.h>
+
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <regex>
 
+#include "cli/run_cli.hpp"
+#include "engine/common/error.hpp"
 #include "tests/support.hpp"
 
 using sluice::testing::run_command;
@@ -8,6 +13,11 @@ using sluice::testing::run_command;
 namespace {
 
 const std::string kCli = SLUICE_CLI;
+const std::string kReadmeJob = SLUICE_README_JOB;
+
+bool has_timestamp(const std::string& text) {
+  return std::regex_search(text, std::regex("[0-9]{4}-[0-9]{2}-[0-9]{2}"));
+}
 
 }  // namespace
 
@@ -144,4 +154,100 @@ TEST_CASE("the README's C++ example is examples/readme_job.cpp, which the tests 
   const size_t start = from + marker.size();
   const size_t end = readme.find("```", start);
   CHECK(readme.substr(start, end - start) == read("examples/readme_job.cpp"));
+}
+
+TEST_CASE("describe with both --dot and --as is a usage error", "[cli]") {
+  const auto result = run_command(kCli + " describe example --dot --as flink-sql 2>&1");
+  CHECK(result.status == 2);
+  CHECK_THAT(result.output, Catch::Contains("--dot excludes --as"));
+}
+
+TEST_CASE("a usage error prints as 'error: ...' without a log timestamp", "[cli]") {
+  for (const char* args : {" run example --set source.rowz=1", " run no-such-job",
+                           " describe example --config /nonexistent/job.conf"}) {
+    INFO(args);
+    const auto result = run_command(kCli + args + " 2>&1");
+    CHECK(result.status == 2);
+    CHECK_THAT(result.output, Catch::StartsWith("error: "));
+    CHECK_FALSE(has_timestamp(result.output));
+  }
+}
+
+TEST_CASE("describe prints no Markdown", "[cli]") {
+  for (const char* job : {"orders-demo", "changelog-to-mysql", "aggregate", "example"}) {
+    INFO(job);
+    const auto result = run_command(kCli + " describe " + job + " 2>&1");
+    CHECK(result.status == 0);
+    CHECK(result.output.find('`') == std::string::npos);
+  }
+}
+
+TEST_CASE("SIGINT cancels a running job, which exits 130 after its summary", "[cli]") {
+  sluice::testing::TempDir dir;
+  sluice::testing::BackgroundCommand job(kCli +
+                                         " run example --set source.rows=0 --set source.rate=500"
+                                         " --set checkpoint.dir=" +
+                                         dir.path().string());
+  REQUIRE(
+      sluice::testing::wait_until([&] { return job.output().find("+I[") != std::string::npos; }));
+  const auto result = job.signal(SIGINT);
+  CHECK(result.status == 130);
+  CHECK_THAT(result.output,
+             Catch::Contains("SIGINT: cancelling the job") && Catch::Contains("cancelled in"));
+}
+
+TEST_CASE("run_cli gives a job of one's own the CLI: options, describe, usage errors", "[cli]") {
+  // examples/readme_job.cpp: a main() that is run_cli() over a build function.
+  const auto describe = run_command(kReadmeJob + " describe");
+  CHECK(describe.status == 0);
+  CHECK_THAT(describe.output,
+             Catch::Contains("job revenue-per-customer:") && Catch::Contains("orders -> add-fee") &&
+                 Catch::Matches("(.|\\n)*orders +2000  \\(default\\)(.|\\n)*") &&
+                 Catch::Matches("(.|\\n)*checkpoint.interval +500ms  \\(default\\)(.|\\n)*"));
+  CHECK_THAT(run_command(kReadmeJob + " describe --dot").output, Catch::StartsWith("digraph"));
+  const auto options = run_command(kReadmeJob + " options");
+  CHECK_THAT(options.output, Catch::Contains("| `orders` | `2000` | changes to generate |"));
+
+  auto result = run_command(kReadmeJob + " --set orders=many 2>&1");
+  CHECK(result.status == 2);
+  CHECK_THAT(result.output, Catch::StartsWith("error: option 'orders' expects"));
+  result = run_command(kReadmeJob + " run --set order=5 2>&1");
+  CHECK(result.status == 2);
+  CHECK_THAT(result.output, Catch::Contains("did you mean 'orders'?") &&
+                                Catch::Contains("('readme_job describe' lists the options)"));
+  result = run_command(kReadmeJob + " describe --as flink-sql 2>&1");
+  CHECK(result.status == 2);
+  CHECK_THAT(result.output, Catch::Contains("has no Flink SQL translation"));
+
+  sluice::testing::TempDir dir;
+  const std::string metrics = (dir.path() / "metrics.json").string();
+  result =
+      run_command(kReadmeJob + " --set orders=300 --set checkpoint.dir=" + dir.path().string() +
+                  " --metrics-file " + metrics + " 2>&1");
+  CHECK(result.status == 0);
+  CHECK_THAT(result.output, Catch::Contains("finished in"));
+  std::ifstream in(metrics);
+  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK_THAT(json, Catch::Contains("\"revenue\""));
+}
+
+TEST_CASE("run_cli reports an invalid graph as a usage error, never by terminating", "[cli]") {
+  const sluice::JobDefinition broken{
+      .name = "broken",
+      .summary = "a graph whose filter reads a column its input lacks",
+      .build = [](const sluice::Config&, sluice::JobGraph& graph) {
+        const sluice::Schema numbers({{"n", sluice::DataType::bigint()}}, {"n"});
+        sluice::Stream source =
+            graph.source("numbers", {.output = {numbers}, .create = [](const sluice::SubtaskInfo&) {
+                                       return std::unique_ptr<sluice::Source>();
+                                     }});
+        const auto missing = source.column<int64_t>("missing");
+        source.filter("odd", [missing](sluice::RowRef row) { return row[missing] % 2 == 1; })
+            .sink("none", {.create = [](const sluice::SubtaskInfo&) {
+                    return std::unique_ptr<sluice::Sink>();
+                  }});
+      }};
+  char program[] = "broken";
+  char* argv[] = {program, nullptr};
+  CHECK(sluice::run_cli(1, argv, broken) == 2);
 }

@@ -16,8 +16,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "jobs/metrics_export.hpp"
-#include "jobs/metrics_server.hpp"
+#include "cli/metrics_export.hpp"
+#include "cli/metrics_server.hpp"
 #include "tests/support.hpp"
 
 using namespace sluice;

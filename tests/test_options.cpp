@@ -115,6 +115,44 @@ TEST_CASE("an assignment from --set wins over the --config file", "[options]") {
   CHECK(config.origin("sink.table") == OptionOrigin::kConfigFile);
 }
 
+TEST_CASE("a config file takes a # comment after a value, and keeps a # inside one", "[options]") {
+  testing::TempDir dir;
+  const std::string file = dir.write("job.conf",
+                                     "engine.flush.interval = 5s # how often the sink flushes\n"
+                                     "sink.table=orders#2\t# the table\n");
+  const Config config = make_config(test_table(), file, {});
+  CHECK(config.get_duration("engine.flush.interval") == 5s);
+  CHECK(config.get_string("sink.table") == "orders#2");
+}
+
+TEST_CASE("an unknown key's error says which command lists the keys, when told", "[options]") {
+  Config config(test_table().with_listing("my_job describe"));
+  CHECK_THROWS_WITH(config.set("sink.tabel", "x"),
+                    Catch::Contains("did you mean 'sink.table'?") &&
+                        Catch::EndsWith("('my_job describe' lists the options)"));
+}
+
+TEST_CASE("checkpoint.dir defaults to the user's state directory", "[options]") {
+  {
+    testing::ScopedEnv state("XDG_STATE_HOME", "/srv/state");
+    CHECK(default_checkpoint_dir() == "/srv/state/sluice");
+    CHECK(RuntimeOptions{}.checkpoint_dir == "/srv/state/sluice");
+    // The option has no value of its own: the field's default stands.
+    CHECK(RuntimeOptions::from(Config(OptionTable(engine_option_specs()))).checkpoint_dir ==
+          "/srv/state/sluice");
+  }
+  testing::ScopedEnv home("HOME", "/home/ada");
+  {
+    testing::ScopedEnv state("XDG_STATE_HOME", nullptr);
+    CHECK(default_checkpoint_dir() == "/home/ada/.local/state/sluice");
+  }
+  {
+    // A relative XDG_STATE_HOME is not valid: ignored.
+    testing::ScopedEnv state("XDG_STATE_HOME", "state");
+    CHECK(default_checkpoint_dir() == "/home/ada/.local/state/sluice");
+  }
+}
+
 TEST_CASE("a config file error names the file and the line", "[options]") {
   testing::TempDir dir;
   const std::string file = dir.write("bad.conf", "sink.table=orders\nengine.flush.interval=soon\n");

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "engine/common/error.hpp"
+#include "engine/common/text.hpp"
 #include "engine/data/schema.hpp"
 
 using namespace sluice;
@@ -41,7 +42,7 @@ TEST_CASE("a schema checks a row's arity and field types", "[schema]") {
                     Catch::Contains("column 'amount' expects DECIMAL(10,2)"));
   CHECK_THROWS_WITH(schema.check(Row(RowKind::kInsert, {1, Decimal(123456789, 0), "new"})),
                     Catch::Contains("column 'amount'"));
-  CHECK_THROWS_WITH(schema.check(Row(RowKind::kInsert, {1})), Catch::Contains("has 1 fields"));
+  CHECK_THROWS_WITH(schema.check(Row(RowKind::kInsert, {1})), Catch::Contains("has 1 field;"));
 }
 
 TEST_CASE("decimal types are checked when declared", "[schema]") {
@@ -63,4 +64,14 @@ TEST_CASE("a schema reads back what it prints, with type synonyms", "[schema]") 
   CHECK_THROWS_WITH(Schema::parse("id"), Catch::Contains("'name TYPE'"));
   CHECK_THROWS_WITH(Schema::parse("id BIGINT, PRIMARY KEY (key)"),
                     Catch::Contains("primary key column 'key'"));
+}
+
+TEST_CASE("counts in messages take the singular for one", "[schema]") {
+  CHECK(count_of(1, "column") == "1 column");
+  CHECK(count_of(0, "column") == "0 columns");
+  CHECK(count_of(2, "retry", "retries") == "2 retries");
+  CHECK(count_of(1, "retry", "retries") == "1 retry");
+  const Schema one({{"id", DataType::bigint()}}, {"id"});
+  CHECK_THROWS_WITH(one.check(Row(RowKind::kInsert, {int64_t{1}, int64_t{2}})),
+                    Catch::Contains("has 2 fields; the schema has 1 column"));
 }

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "engine/common/error.hpp"
+#include "engine/common/text.hpp"
 
 namespace sluice {
 namespace {
@@ -156,7 +157,7 @@ uint32_t Batch::add_rows(uint32_t n, RowKind kind) {
 std::string Batch::misfit(const Row& row) const {
   const Schema& schema = *schema_;
   if (row.fields.size() != schema.size()) {
-    return "it declares " + std::to_string(schema.size()) + " columns";
+    return "it declares " + count_of(schema.size(), "column");
   }
   for (size_t i = 0; i < schema.size(); ++i) {
     const Value& field = row.fields[i];

@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "engine/common/error.hpp"
+#include "engine/common/text.hpp"
 
 namespace sluice {
 namespace {
@@ -61,8 +62,8 @@ std::vector<std::string> Schema::primary_key_names() const {
 
 void Schema::check(const Row& row) const {
   if (row.fields.size() != columns_.size()) {
-    throw DataError("row " + row.to_string() + " has " + std::to_string(row.fields.size()) +
-                    " fields; the schema has " + std::to_string(columns_.size()) + " columns");
+    throw DataError("row " + row.to_string() + " has " + count_of(row.fields.size(), "field") +
+                    "; the schema has " + count_of(columns_.size(), "column"));
   }
   for (size_t i = 0; i < columns_.size(); ++i) {
     if (!row.fields[i].matches(columns_[i].type)) {

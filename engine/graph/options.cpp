@@ -152,6 +152,12 @@ OptionTable OptionTable::with_elsewhere(
   return out;
 }
 
+OptionTable OptionTable::with_listing(std::string command) const {
+  OptionTable out = *this;
+  out.listing_ = std::move(command);
+  return out;
+}
+
 const std::string* OptionTable::elsewhere(std::string_view key) const {
   const auto it = elsewhere_.find(key);
   return it == elsewhere_.end() ? nullptr : &it->second;
@@ -228,7 +234,8 @@ void Config::set(std::string_view key, std::string_view value, OptionOrigin orig
       }
     }
     if (closest != nullptr) message += "; did you mean '" + closest->key + "'?";
-    throw ConfigError(message + " (`sluice describe JOB` lists the options a job accepts)");
+    if (!table_.listing().empty()) message += " ('" + table_.listing() + "' lists the options)";
+    throw ConfigError(message);
   }
   if (!valid(*spec, value)) {
     throw ConfigError("option '" + spec->key + "' expects " + spec->accepts() + ", got '" +
@@ -250,8 +257,16 @@ void Config::load_file(const std::string& path) {
   if (!in) throw ConfigError("cannot read config file " + path);
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
-    const std::string_view text = trim(line);
+    std::string_view text = trim(line);
     if (text.empty() || text.front() == '#') continue;
+    // A comment after the value: " # …".
+    for (size_t hash = text.find('#'); hash != std::string_view::npos;
+         hash = text.find('#', hash + 1)) {
+      if (text[hash - 1] == ' ' || text[hash - 1] == '\t') {
+        text = trim(text.substr(0, hash));
+        break;
+      }
+    }
     const std::string where = path + ":" + std::to_string(number) + ": ";
     const size_t eq = text.find('=');
     if (eq == std::string_view::npos) {

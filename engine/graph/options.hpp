@@ -60,10 +60,15 @@ class OptionTable {
   /// tables: setting one is reported with what `elsewhere` says of it
   /// ("job 'aggregate' does not use it; …"), not as an unknown key.
   OptionTable with_elsewhere(std::map<std::string, std::string, std::less<>> elsewhere) const;
+  /// This table, knowing that the command `command` lists its keys: an
+  /// unknown key's error says so.
+  OptionTable with_listing(std::string command) const;
 
   const OptionSpec* find(std::string_view key) const;
   /// What with_elsewhere() says of `key`, or null.
   const std::string* elsewhere(std::string_view key) const;
+  /// What with_listing() gave, or empty.
+  const std::string& listing() const { return listing_; }
   const std::vector<OptionSpec>& specs() const { return specs_; }
 
   /// A Markdown table of key, default and meaning, sorted by key.
@@ -72,6 +77,7 @@ class OptionTable {
  private:
   std::vector<OptionSpec> specs_;
   std::map<std::string, std::string, std::less<>> elsewhere_;
+  std::string listing_;
 };
 
 /// Parses "250ms", "5s", "2min", "1h" or "0". Returns nullopt if malformed.
@@ -96,7 +102,9 @@ class Config {
   /// Reads "key=value" as given to `--set`.
   void set_assignment(std::string_view assignment);
   /// Reads a file of `key=value` lines; blank lines and lines starting with
-  /// `#` are skipped. Errors name the file and line.
+  /// `#` are skipped, and so is a `#` comment after a value when blank
+  /// space comes before it (a `#` inside a value stays). Errors name the
+  /// file and line.
   void load_file(const std::string& path);
 
   /// The value (set or default) of a known key; nullopt when it has none.

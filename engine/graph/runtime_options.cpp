@@ -1,5 +1,6 @@
 #include "engine/graph/runtime_options.hpp"
 
+#include <cstdlib>
 #include <functional>
 #include <string>
 
@@ -69,7 +70,8 @@ const std::vector<Binding>& bindings() {
       duration({.key = "checkpoint.interval", .doc = "time between checkpoints; 0 = off"},
                &RuntimeOptions::checkpoint_interval),
       {{.key = "checkpoint.dir",
-        .doc = "where checkpoints and live state go, under a folder per job.name"},
+        .doc = "where checkpoints and live state go, under a folder per job.name",
+        .default_doc = "$XDG_STATE_HOME/sluice, else ~/.local/state/sluice"},
        [](const RuntimeOptions& o) { return o.checkpoint_dir.string(); },
        [](const Config& config, RuntimeOptions& o) {
          o.checkpoint_dir = config.get_string("checkpoint.dir");
@@ -123,6 +125,17 @@ const std::vector<Binding>& bindings() {
 
 }  // namespace
 
+std::filesystem::path default_checkpoint_dir() {
+  // A relative XDG_STATE_HOME is invalid and ignored, as the XDG spec says.
+  if (const char* state = std::getenv("XDG_STATE_HOME"); state != nullptr && state[0] == '/') {
+    return std::filesystem::path(state) / "sluice";
+  }
+  if (const char* home = std::getenv("HOME"); home != nullptr && home[0] != '\0') {
+    return std::filesystem::path(home) / ".local" / "state" / "sluice";
+  }
+  return "./sluice-state";
+}
+
 RuntimeOptions RuntimeOptions::without_checkpoints() {
   RuntimeOptions options;
   options.checkpoint_interval = std::chrono::milliseconds(0);
@@ -148,7 +161,7 @@ const std::vector<OptionSpec>& engine_option_specs() {
     const RuntimeOptions defaults;
     for (const Binding& binding : bindings()) {
       OptionSpec spec = binding.spec;
-      // A default that depends on the build is documented, not shown.
+      // A default that depends on the build or the user is documented, not shown.
       if (spec.default_doc.empty()) spec.default_value = binding.show(defaults);
       out.push_back(std::move(spec));
     }

@@ -16,10 +16,15 @@ inline constexpr bool kDebugBuild = false;
 inline constexpr bool kDebugBuild = true;
 #endif
 
+/// The per-user state directory: $XDG_STATE_HOME/sluice, else
+/// ~/.local/state/sluice, else ./sluice-state (no HOME).
+std::filesystem::path default_checkpoint_dir();
+
 /// How the engine runs a graph. Each field is bound to one option key (in
 /// parentheses); the field's initializer here is that option's default, for
 /// a C++ program and for the CLI alike (engine_option_specs() shows these).
-/// So a job run from C++ checkpoints every 5s into ./sluice-state/<job>/,
+/// So a job run from C++ checkpoints every 5s into
+/// ~/.local/state/sluice/<job>/ (default_checkpoint_dir()),
 /// resumes after a crash, and restarts a failed run in process, as from the
 /// CLI; without_checkpoints() runs without state on disk.
 struct RuntimeOptions {
@@ -55,7 +60,7 @@ struct RuntimeOptions {
   /// Completed checkpoints kept on disk (`checkpoint.retained`).
   int checkpoints_retained = 3;
   /// Where checkpoints and live state go: <dir>/<job name>/ (`checkpoint.dir`).
-  std::filesystem::path checkpoint_dir = "./sluice-state";
+  std::filesystem::path checkpoint_dir = default_checkpoint_dir();
 
   enum class Restore {
     kNone,        ///< start fresh

@@ -200,7 +200,6 @@ JobResult Executor::run(const JobGraph& graph) {
   try {
     return run_attempts(graph);
   } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());  // as the CLI reports a configuration error
     JobResult result;
     result.status = JobResult::Status::kFailed;
     result.error = e.what();

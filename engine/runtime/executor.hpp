@@ -57,7 +57,7 @@ class Executor {
   /// Runs `graph` to its end. Never throws: everything that goes wrong is in
   /// the result, also a graph that is not valid or cannot resume from the
   /// checkpoint asked for (a failed result without failed_operator, whose
-  /// exception is the ConfigError), which is logged as the CLI reports it.
+  /// exception is the ConfigError): the caller reports it.
   /// Every thread it started has been joined when it returns.
   JobResult run(const JobGraph& graph);
 

@@ -4,13 +4,18 @@
 // it got; the sink buffers squares and adds them up when the engine says so
 // (its registered flush action), keeping the total in checkpointed state.
 // Killed and run again, it resumes from its last checkpoint.
+//
+// run_cli() gives it the command line of `sluice run`: --set and --config
+// for its options, `describe`, a progress line, metrics, and signals:
+//   custom_job --set count.last=100000 --set metrics.port=9249
+//   custom_job describe --dot
 #include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <optional>
 #include <vector>
 
-#include "engine/runtime/executor.hpp"
+#include "cli/run_cli.hpp"
 
 using namespace sluice;
 
@@ -81,32 +86,45 @@ class SummingSink final : public Sink {
   Counter* flushes_ = nullptr;
 };
 
-}  // namespace
-
-int main() {
-  JobGraph graph("custom-job");
+void build(const Config& config, JobGraph& graph) {
+  const int64_t last = config.get_int("count.last");
   Stream numbers = graph.source(
-      "count", {.output = {kNumbers},
-                .create = [](const SubtaskInfo&) { return std::make_unique<CountingSource>(1000); },
-                .rate = 5000});
+      "count",
+      {.output = {kNumbers},
+       .create = [last](const SubtaskInfo&) { return std::make_unique<CountingSource>(last); },
+       .rate = static_cast<double>(config.get_int("count.rate"))});
   // A typed handle on a column: a wrong name or type fails validate().
   const auto square = numbers.column<int64_t>("square");
   numbers.sink("sum", {.create = [square](const SubtaskInfo&) {
                  return std::make_unique<SummingSink>(square);
                }});
+}
 
-  RuntimeOptions options;
-  options.flush_interval = std::chrono::milliseconds(20);
-  options.checkpoint_interval = std::chrono::milliseconds(50);
-  options.checkpoint_dir = "custom-job-state";
-  const JobResult result = Executor(options).run(graph);
-  if (!result.finished()) {
-    std::fprintf(stderr, "custom-job failed: %s\n", result.error.c_str());
-    return 1;
-  }
+bool report(const Config&, const JobResult& result) {
   std::printf("custom-job: %llu rows, %llu flushes, %zu checkpoints\n",
               static_cast<unsigned long long>(result.metrics.records_in("sum")),
               static_cast<unsigned long long>(result.metrics.counter("sum.flushes")),
               result.metrics.checkpoints_completed());
-  return 0;
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return run_cli(argc, argv,
+                 {.name = "custom-job",
+                  .summary = "the squares of 1, 2, 3, …, summed in checkpointed state",
+                  .options = {{.key = "count.last",
+                               .type = OptionType::kInteger,
+                               .default_value = "1000",
+                               .doc = "the last number counted",
+                               .min = 1},
+                              {.key = "count.rate",
+                               .type = OptionType::kInteger,
+                               .default_value = "5000",
+                               .doc = "numbers per second; 0 = as fast as it goes"}},
+                  // Flush and checkpoint often: the job is short.
+                  .defaults = {{"engine.flush.interval", "20ms"}, {"checkpoint.interval", "50ms"}},
+                  .build = build,
+                  .report = report});
 }

@@ -1,4 +1,4 @@
-#include "jobs/metrics_server.hpp"
+#include "cli/metrics_server.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>

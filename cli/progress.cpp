@@ -1,11 +1,12 @@
-#include "jobs/progress.hpp"
+#include "cli/progress.hpp"
 
 #include <unistd.h>
 
 #include <chrono>
 
+#include "cli/metrics_export.hpp"
+#include "engine/common/text.hpp"
 #include "engine/graph/node_def.hpp"
-#include "jobs/metrics_export.hpp"
 
 namespace sluice {
 namespace {
@@ -13,9 +14,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct Totals {
-  uint64_t in = 0;        // records the sources emitted
-  uint64_t out = 0;       // records the sinks received
-  uint64_t flushes = 0;   // flush actions run, plus sink counters named flushes.*
+  uint64_t in = 0;       // records the sources emitted
+  uint64_t out = 0;      // records the sinks received
+  uint64_t flushes = 0;  // flush actions run, plus sink counters named flushes.*
   uint64_t blocked_ns = 0;
   size_t tasks = 0;
   size_t checkpoints = 0;
@@ -72,14 +73,16 @@ void ProgressLine::run() {
   auto last_time = started;
   auto last_flush = started;
   while (!done_) {
-    for (int i = 0; i < 10 && !done_; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (int i = 0; i < 10 && !done_; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
     if (done_) return;
     const auto now = Clock::now();
     const Totals t = totals(graph_, executor_.metrics());
     const double dt = std::chrono::duration<double>(now - last_time).count();
     if (t.flushes != last.flushes) last_flush = now;
     const double busy = dt * static_cast<double>(std::max<size_t>(t.tasks, 1));
-    const double blocked = t.blocked_ns >= last.blocked_ns ? (t.blocked_ns - last.blocked_ns) / 1e9 : 0;
+    const double blocked =
+        t.blocked_ns >= last.blocked_ns ? (t.blocked_ns - last.blocked_ns) / 1e9 : 0;
     std::fprintf(out_,
                  "\r\033[K%6.1f s | in %s/s | out %s/s | checkpoints %zu | last flush %.1f s ago | "
                  "backpressure %.0f%%",
@@ -96,8 +99,8 @@ void ProgressLine::run() {
 void print_summary(const JobGraph& graph, const JobResult& result, FILE* out) {
   const JobMetrics& m = result.metrics;
   const double seconds = std::chrono::duration<double>(result.duration).count();
-  std::fprintf(out, "\n%-24s %8s %14s %14s %12s\n", "operator", "subtasks", "records in", "records out",
-               "out/s");
+  std::fprintf(out, "\n%-24s %8s %14s %14s %12s\n", "operator", "subtasks", "records in",
+               "records out", "out/s");
   for (const auto& t : operator_totals(graph, m)) {
     std::fprintf(out, "%-24s %8d %14llu %14llu %12s\n", t.name.c_str(), t.subtasks,
                  static_cast<unsigned long long>(t.records_in),
@@ -114,23 +117,29 @@ void print_summary(const JobGraph& graph, const JobResult& result, FILE* out) {
     }
     std::fprintf(out,
                  "\ncheckpoints: %zu completed, %zu aborted; %.0f ms mean, %.0f ms longest, "
-                 "%.0f ms longest alignment; last state %llu bytes\n",
+                 "%.0f ms longest alignment; last state %s\n",
                  m.checkpoints_completed(), m.checkpoints_aborted(),
                  1000 * total / static_cast<double>(m.checkpoints.size()), 1000 * longest,
-                 1000 * alignment, static_cast<unsigned long long>(m.checkpoints.back().state_bytes));
+                 1000 * alignment, count_of(m.checkpoints.back().state_bytes, "byte").c_str());
   }
   uint64_t coalesced = 0;
   for (const auto& task : m.tasks) coalesced += task.ticks_coalesced;
   if (m.ticks_fired > 0) {
     std::fprintf(out, "flush ticks: %llu fired, %llu coalesced under backpressure\n",
-                 static_cast<unsigned long long>(m.ticks_fired), static_cast<unsigned long long>(coalesced));
+                 static_cast<unsigned long long>(m.ticks_fired),
+                 static_cast<unsigned long long>(coalesced));
   }
-  if (result.restored_from) std::fprintf(out, "resumed from checkpoint %lld\n", static_cast<long long>(*result.restored_from));
-  if (result.restarts > 0) std::fprintf(out, "restarted %d times after failures\n", result.restarts);
+  if (result.restored_from)
+    std::fprintf(out, "resumed from checkpoint %lld\n",
+                 static_cast<long long>(*result.restored_from));
+  if (result.restarts > 0) {
+    std::fprintf(out, "restarted %s after failures\n",
+                 count_of(static_cast<uint64_t>(result.restarts), "time").c_str());
+  }
   std::fprintf(out, "\n%s in %.2f s\n",
-               result.finished()                                  ? "finished"
+               result.finished()                                ? "finished"
                : result.status == JobResult::Status::kCancelled ? "cancelled"
-                                                                  : "failed",
+                                                                : "failed",
                seconds);
 }
 

@@ -1,4 +1,4 @@
-#include "jobs/metrics_export.hpp"
+#include "cli/metrics_export.hpp"
 
 #include <map>
 #include <optional>
@@ -74,7 +74,9 @@ nlohmann::json metrics_json(const JobGraph& graph, const JobResult& result) {
   const JobMetrics& m = result.metrics;
   nlohmann::json operators = nlohmann::json::array();
   for (const auto& t : operator_totals(graph, m)) {
-    operators.push_back({{"name", t.name}, {"subtasks", t.subtasks}, {"records_in", t.records_in},
+    operators.push_back({{"name", t.name},
+                         {"subtasks", t.subtasks},
+                         {"records_in", t.records_in},
                          {"records_out", t.records_out}});
   }
   nlohmann::json tasks = nlohmann::json::array();
@@ -107,7 +109,8 @@ nlohmann::json metrics_json(const JobGraph& graph, const JobResult& result) {
           {"error", result.error},
           {"duration_s", seconds(result.duration)},
           {"restarts", result.restarts},
-          {"restored_from", result.restored_from ? nlohmann::json(*result.restored_from) : nlohmann::json()},
+          {"restored_from",
+           result.restored_from ? nlohmann::json(*result.restored_from) : nlohmann::json()},
           {"flush_ticks_fired", m.ticks_fired},
           {"operators", operators},
           {"tasks", tasks},
@@ -129,40 +132,52 @@ std::string prometheus_text(const std::string& job, const JobMetrics& m) {
   family("sluice_records_in_total", "counter", "Records an operator subtask received.");
   for (const auto& t : m.tasks) {
     for (const auto& op : t.operators) {
-      sample("sluice_records_in_total", job_label + ",operator=\"" + label(op.name) + "\",subtask=\"" +
-                                            std::to_string(t.subtask) + "\"",
+      sample("sluice_records_in_total",
+             job_label + ",operator=\"" + label(op.name) + "\",subtask=\"" +
+                 std::to_string(t.subtask) + "\"",
              static_cast<double>(op.records_in));
     }
   }
   family("sluice_records_out_total", "counter", "Records an operator subtask emitted.");
   for (const auto& t : m.tasks) {
     for (const auto& op : t.operators) {
-      sample("sluice_records_out_total", job_label + ",operator=\"" + label(op.name) + "\",subtask=\"" +
-                                             std::to_string(t.subtask) + "\"",
+      sample("sluice_records_out_total",
+             job_label + ",operator=\"" + label(op.name) + "\",subtask=\"" +
+                 std::to_string(t.subtask) + "\"",
              static_cast<double>(op.records_out));
     }
   }
   const auto per_task = [&](const char* name, const char* help, auto value) {
     family(name, "counter", help);
     for (const auto& t : m.tasks) {
-      sample(name, job_label + ",task=\"" + label(t.name) + "\",subtask=\"" + std::to_string(t.subtask) + "\"",
+      sample(name,
+             job_label + ",task=\"" + label(t.name) + "\",subtask=\"" + std::to_string(t.subtask) +
+                 "\"",
              value(t));
     }
   };
-  per_task("sluice_backpressure_seconds_total", "Time a task waited for room in a full output channel.",
+  per_task("sluice_backpressure_seconds_total",
+           "Time a task waited for room in a full output channel.",
            [](const TaskSnapshot& t) { return static_cast<double>(t.blocked_ns) / 1e9; });
-  per_task("sluice_flush_signals_seen_total", "FlushSignals that reached a task.",
-           [](const TaskSnapshot& t) { return static_cast<double>(t.flush_seen + t.flush_emitted); });
-  per_task("sluice_flush_signals_acted_total", "Flush ticks a task acted on (flushed or forwarded).",
+  per_task(
+      "sluice_flush_signals_seen_total", "FlushSignals that reached a task.",
+      [](const TaskSnapshot& t) { return static_cast<double>(t.flush_seen + t.flush_emitted); });
+  per_task("sluice_flush_signals_acted_total",
+           "Flush ticks a task acted on (flushed or forwarded).",
            [](const TaskSnapshot& t) { return static_cast<double>(t.flush_acted); });
-  per_task("sluice_flush_ticks_coalesced_total", "Flush ticks that replaced one still pending at a source.",
+  per_task("sluice_flush_ticks_coalesced_total",
+           "Flush ticks that replaced one still pending at a source.",
            [](const TaskSnapshot& t) { return static_cast<double>(t.ticks_coalesced); });
   family("sluice_checkpoints_total", "counter", "Checkpoints by outcome.");
-  sample("sluice_checkpoints_total", job_label + ",outcome=\"completed\"", static_cast<double>(m.checkpoints_completed()));
-  sample("sluice_checkpoints_total", job_label + ",outcome=\"aborted\"", static_cast<double>(m.checkpoints_aborted()));
+  sample("sluice_checkpoints_total", job_label + ",outcome=\"completed\"",
+         static_cast<double>(m.checkpoints_completed()));
+  sample("sluice_checkpoints_total", job_label + ",outcome=\"aborted\"",
+         static_cast<double>(m.checkpoints_aborted()));
   if (!m.checkpoints.empty()) {
-    family("sluice_last_checkpoint_duration_seconds", "gauge", "How long the last checkpoint took.");
-    sample("sluice_last_checkpoint_duration_seconds", job_label, seconds(m.checkpoints.back().duration));
+    family("sluice_last_checkpoint_duration_seconds", "gauge",
+           "How long the last checkpoint took.");
+    sample("sluice_last_checkpoint_duration_seconds", job_label,
+           seconds(m.checkpoints.back().duration));
   }
   family("sluice_operator_counter_total", "counter", "Counters operators keep of their own.");
   std::map<std::string, uint64_t> counters;
@@ -172,7 +187,8 @@ std::string prometheus_text(const std::string& job, const JobMetrics& m) {
     }
   }
   for (const auto& [name, value] : counters) {
-    sample("sluice_operator_counter_total", job_label + ",name=\"" + label(name) + "\"", static_cast<double>(value));
+    sample("sluice_operator_counter_total", job_label + ",name=\"" + label(name) + "\"",
+           static_cast<double>(value));
   }
   // Flink's standard connector metrics, named and labelled as Flink's
   // Prometheus reporter shows an operator's (every metric as a gauge), so

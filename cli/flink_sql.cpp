@@ -1,4 +1,4 @@
-#include "jobs/flink_sql.hpp"
+#include "cli/flink_sql.hpp"
 
 #include "connectors/mysql_sink.hpp"
 
@@ -52,33 +52,39 @@ std::string create_table(const std::string& name, const Schema& schema,
 std::string datagen_table(const std::string& name, const DatagenOptions& gen) {
   std::vector<std::pair<std::string, std::string>> options = {{"connector", "datagen"}};
   if (gen.rows > 0) options.emplace_back("number-of-rows", std::to_string(gen.rows));
-  if (gen.rate > 0) options.emplace_back("rows-per-second", std::to_string(static_cast<uint64_t>(gen.rate)));
-  const std::string key = gen.schema.has_primary_key() ? gen.schema.primary_key_names()[0]
-                                                       : gen.schema.column(0).name;
+  if (gen.rate > 0)
+    options.emplace_back("rows-per-second", std::to_string(static_cast<uint64_t>(gen.rate)));
+  const std::string key =
+      gen.schema.has_primary_key() ? gen.schema.primary_key_names()[0] : gen.schema.column(0).name;
   options.emplace_back("fields." + key + ".kind", "sequence");
   options.emplace_back("fields." + key + ".start", "0");
-  options.emplace_back("fields." + key + ".end", std::to_string(gen.rows > 0 ? gen.rows - 1 : INT64_MAX));
+  options.emplace_back("fields." + key + ".end",
+                       std::to_string(gen.rows > 0 ? gen.rows - 1 : INT64_MAX));
   const bool changes = gen.update_weight > 0 || gen.delete_weight > 0;
-  return create_table(name, gen.schema, options,
-                      changes ? "-- Flink's datagen emits inserts only: Sluice's mix of updates and deletes "
-                                "has no equivalent here; a CDC source would supply them."
-                              : "");
+  return create_table(
+      name, gen.schema, options,
+      changes ? "-- Flink's datagen emits inserts only: Sluice's mix of updates and deletes "
+                "has no equivalent here; a CDC source would supply them."
+              : "");
 }
 
 std::string file_table(const std::string& name, const Schema& schema, const Config& config) {
   const bool debezium = config.get_string("source.format") == "debezium-json";
-  return create_table(name, schema,
-                      {{"connector", "filesystem"},
-                       {"path", config.find("source.path").value_or("<source.path>")},
-                       {"format", debezium ? "debezium-json" : "csv"}},
-                      debezium ? "" : "-- Sluice's CSV changelog carries an op column, which Flink's csv format "
-                                      "does not read: convert the file to debezium-json.");
+  return create_table(
+      name, schema,
+      {{"connector", "filesystem"},
+       {"path", config.find("source.path").value_or("<source.path>")},
+       {"format", debezium ? "debezium-json" : "csv"}},
+      debezium ? ""
+               : "-- Sluice's CSV changelog carries an op column, which Flink's csv format "
+                 "does not read: convert the file to debezium-json.");
 }
 
 std::string jdbc_table(const std::string& name, const Schema& schema, const Config& config) {
   const MySqlSinkOptions sink = MySqlSinkOptions::from(config);
-  const std::string url = "jdbc:mysql://" + (sink.url.host.empty() ? std::string("localhost") : sink.url.host) +
-                          ":" + std::to_string(sink.url.port) + "/" + sink.url.database;
+  const std::string url = "jdbc:mysql://" +
+                          (sink.url.host.empty() ? std::string("localhost") : sink.url.host) + ":" +
+                          std::to_string(sink.url.port) + "/" + sink.url.database;
   std::vector<std::pair<std::string, std::string>> options = {
       {"connector", "jdbc"},
       {"url", url},
@@ -88,12 +94,14 @@ std::string jdbc_table(const std::string& name, const Schema& schema, const Conf
       {"sink.buffer-flush.max-rows", std::to_string(sink.max_rows)},
       {"sink.buffer-flush.interval", format_duration(config.get_duration("engine.flush.interval"))},
       {"sink.max-retries", std::to_string(sink.max_retries)}};
-  if (sink.parallelism > 1) options.emplace_back("sink.parallelism", std::to_string(sink.parallelism));
+  if (sink.parallelism > 1)
+    options.emplace_back("sink.parallelism", std::to_string(sink.parallelism));
   const bool exactly_once = sink.delivery == MySqlSinkOptions::Delivery::kExactlyOnce;
-  return create_table(name, schema, options,
-                      exactly_once ? "-- sink.delivery=exactly-once: Flink's JDBC table sink is at-least-once; "
-                                     "XA needs the DataStream JdbcSink.exactlyOnceSink."
-                                   : "");
+  return create_table(
+      name, schema, options,
+      exactly_once ? "-- sink.delivery=exactly-once: Flink's JDBC table sink is at-least-once; "
+                     "XA needs the DataStream JdbcSink.exactlyOnceSink."
+                   : "");
 }
 
 std::string insert(const std::string& sink, const std::string& source, const Schema& schema) {

@@ -1,0 +1,206 @@
+#include "cli/job_commands.hpp"
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <thread>
+
+#include "cli/flink_sql.hpp"
+#include "cli/metrics_export.hpp"
+#include "cli/metrics_server.hpp"
+#include "cli/progress.hpp"
+#include "engine/common/error.hpp"
+#include "engine/graph/physical_plan.hpp"
+
+namespace sluice::cli {
+namespace {
+
+void add_config_args(CLI::App& command, JobArgs& args) {
+  command.add_option("--set", args.sets, "set an option: --set key=value (repeatable)")
+      ->allow_extra_args(false);
+  command.add_option("--config", args.config_file, "a file of key=value lines; --set wins over it");
+}
+
+Config job_config(const OptionTable& table, const JobArgs& args) {
+  return make_config(table, args.config_file, args.sets);
+}
+
+void build_graph(const JobDefinition& job, const Config& config, JobGraph& graph) {
+  job.build(config, graph);
+  graph.check();
+}
+
+void print_options(const Config& config) {
+  std::puts("options:");
+  for (const auto& spec : config.table().specs()) {
+    const auto value = config.find(spec.key);
+    const char* mark = config.origin(spec.key) == OptionOrigin::kDefault ? "  (default)" : "";
+    std::printf("  %-32s %s%s\n", spec.key.c_str(),
+                value ? spec.shown(*value).c_str() : spec.documented_default().c_str(), mark);
+  }
+}
+
+// Cancels `executor` on SIGINT or SIGTERM while a job runs, and remembers
+// which came. Construct it before the executor starts any thread: the
+// signals are blocked in this thread, and the threads started later
+// inherit that.
+class CancelOnSignal {
+ public:
+  explicit CancelOnSignal(Executor& executor) {
+    sigemptyset(&signals_);
+    sigaddset(&signals_, SIGINT);
+    sigaddset(&signals_, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
+    thread_ = std::thread([this, &executor] {
+      const timespec tick{0, 100'000'000};
+      while (!done_) {
+        if (const int signal = sigtimedwait(&signals_, nullptr, &tick); signal > 0) {
+          spdlog::warn("{}: cancelling the job", signal == SIGINT ? "SIGINT" : "SIGTERM");
+          received_ = signal;
+          executor.cancel();
+        }
+      }
+    });
+  }
+  ~CancelOnSignal() {
+    done_ = true;
+    thread_.join();
+    pthread_sigmask(SIG_UNBLOCK, &signals_, nullptr);
+  }
+
+  /// The signal that cancelled the job, or 0.
+  int received() const { return received_; }
+
+ private:
+  sigset_t signals_;
+  std::atomic<bool> done_{false};
+  std::atomic<int> received_{0};
+  std::thread thread_;
+};
+
+}  // namespace
+
+void add_run_args(CLI::App& command, JobArgs& args) {
+  add_config_args(command, args);
+  command.add_option("--metrics-file", args.metrics_file,
+                     "write the final metrics as JSON to this file");
+}
+
+void add_describe_args(CLI::App& command, JobArgs& args) {
+  add_config_args(command, args);
+  CLI::Option* dot = command.add_flag("--dot", args.dot, "print the graph in Graphviz dot");
+  command.add_option("--as", args.as, "print the job in another form: flink-sql")
+      ->check(CLI::IsMember({"flink-sql"}))
+      ->excludes(dot);
+}
+
+std::vector<OptionSpec> run_option_specs() {
+  return {{.key = "metrics.port",
+           .type = OptionType::kInteger,
+           .default_value = "0",
+           .doc = "serve the job's metrics in Prometheus format on this loopback port; 0 = off"}};
+}
+
+int describe_job(const JobDefinition& job, const OptionTable& table, const JobArgs& args) {
+  const Config config = job_config(table, args);
+  JobGraph graph(config.get_string("job.name"));
+  if (!args.dot && args.as.empty()) {
+    // The options, also when the graph cannot be built here (a job that
+    // reads its schema from a database that is not reachable, an option
+    // still to be set).
+    std::printf("job %s: %s\n\n", job.name.c_str(), job.summary.c_str());
+    try {
+      build_graph(job, config, graph);
+      std::fputs(build_plan(graph, RuntimeOptions::from(config)).describe(graph).c_str(), stdout);
+    } catch (const std::exception& e) {
+      std::printf("graph: not shown, it cannot be built with these options: %s\n", e.what());
+    }
+    std::puts("");
+    print_options(config);
+    return 0;
+  }
+  build_graph(job, config, graph);
+  if (args.as == "flink-sql") {
+    if (!job.flink_sql) {
+      throw ConfigError("job '" + job.name +
+                        "' has no Flink SQL translation (JobDefinition::flink_sql)");
+    }
+    std::printf("-- %s: %s\n%s\n%s", job.name.c_str(), job.summary.c_str(),
+                flink_sql::settings(config).c_str(), job.flink_sql(config, graph).c_str());
+    return 0;
+  }
+  std::fputs(build_plan(graph, RuntimeOptions::from(config)).dot(graph).c_str(), stdout);
+  return 0;
+}
+
+int run_job(const JobDefinition& job, const OptionTable& table, const JobArgs& args) {
+  const Config config = job_config(table, args);
+  const RuntimeOptions options = RuntimeOptions::from(config);
+  const std::string name = config.get_string("job.name");
+  if (job.prepare) job.prepare(config, name, Executor::restore_point(options, name).has_value());
+  JobGraph graph(name);
+  build_graph(job, config, graph);
+  Executor executor(options);
+  JobResult result;
+  int signal = 0;
+  {
+    std::unique_ptr<MetricsServer> server;
+    if (const int64_t port = config.get_int("metrics.port"); port > 0) {
+      server = std::make_unique<MetricsServer>(static_cast<unsigned short>(port), [&] {
+        return prometheus_text(graph.name(), executor.metrics());
+      });
+      spdlog::info("metrics at http://127.0.0.1:{}/metrics", server->port());
+    }
+    CancelOnSignal cancel_on_signal(executor);
+    ProgressLine progress(executor, graph);
+    result = executor.run(graph);
+    signal = cancel_on_signal.received();
+  }
+  // A configuration the user must change (a missing file or table, access
+  // denied), mostly found before data flows: a usage error, no summary.
+  if (result.status == JobResult::Status::kFailed && holds<ConfigError>(result.exception)) {
+    print_error(result.error);
+    return kExitUsage;
+  }
+  if (result.status == JobResult::Status::kFailed && result.failed_operator.empty()) {
+    print_error(result.error);  // it could not start
+    return kExitFailed;
+  }
+  print_summary(graph, result);
+  if (args.metrics_file) {
+    std::ofstream out(*args.metrics_file);
+    out << metrics_json(graph, result).dump(2) << "\n";
+    if (!out) spdlog::error("cannot write --metrics-file {}", *args.metrics_file);
+  }
+  const bool checks_passed = !job.report || job.report(config, result);
+  if (result.status == JobResult::Status::kFailed) {
+    spdlog::error("job {} failed: {}", graph.name(), result.error);
+    return kExitFailed;
+  }
+  if (result.status == JobResult::Status::kCancelled && signal != 0) return 128 + signal;
+  return result.finished() && checks_passed ? 0 : kExitFailed;
+}
+
+int guarded(const std::function<int()>& command) {
+  try {
+    return command();
+  } catch (const ConfigError& e) {
+    print_error(e.what());
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    print_error(e.what());
+    return kExitFailed;
+  }
+}
+
+void print_error(const std::string& message) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+}
+
+void use_job_log_pattern() { spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %v"); }
+
+}  // namespace sluice::cli
