@@ -1,4 +1,4 @@
-#include "benchmarks/batch_layout_bench.hpp"
+#include "sluice/benchmarks/batch_layout_bench.hpp"
 
 #include <boost/lockfree/spsc_queue.hpp>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "benchmarks/bench.hpp"
+#include "sluice/benchmarks/bench.hpp"
 
 #include <spdlog/spdlog.h>
 #include <sys/utsname.h>
@@ -9,14 +9,14 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "benchmarks/batch_layout_bench.hpp"
-#include "benchmarks/chart.hpp"
-#include "benchmarks/checkpoint_bench.hpp"
-#include "benchmarks/latency_bench.hpp"
-#include "benchmarks/memory_bench.hpp"
-#include "benchmarks/mysql_bench.hpp"
-#include "benchmarks/pipeline_bench.hpp"
-#include "engine/common/error.hpp"
+#include "sluice/benchmarks/batch_layout_bench.hpp"
+#include "sluice/benchmarks/chart.hpp"
+#include "sluice/benchmarks/checkpoint_bench.hpp"
+#include "sluice/benchmarks/latency_bench.hpp"
+#include "sluice/benchmarks/memory_bench.hpp"
+#include "sluice/benchmarks/mysql_bench.hpp"
+#include "sluice/benchmarks/pipeline_bench.hpp"
+#include "sluice/engine/common/error.hpp"
 
 namespace sluice {
 namespace {

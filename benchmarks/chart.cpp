@@ -1,4 +1,4 @@
-#include "benchmarks/chart.hpp"
+#include "sluice/benchmarks/chart.hpp"
 
 #include <algorithm>
 #include <cstdio>

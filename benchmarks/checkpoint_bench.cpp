@@ -1,11 +1,11 @@
-#include "benchmarks/checkpoint_bench.hpp"
+#include "sluice/benchmarks/checkpoint_bench.hpp"
 
 #include <filesystem>
 
-#include "connectors/basic_sinks.hpp"
-#include "connectors/datagen.hpp"
-#include "engine/runtime/executor.hpp"
-#include "transforms/keyed_aggregate.hpp"
+#include "sluice/connectors/basic_sinks.hpp"
+#include "sluice/connectors/datagen.hpp"
+#include "sluice/engine/runtime/executor.hpp"
+#include "sluice/transforms/keyed_aggregate.hpp"
 
 namespace sluice {
 namespace {

@@ -1,4 +1,4 @@
-#include "benchmarks/latency_bench.hpp"
+#include "sluice/benchmarks/latency_bench.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -6,9 +6,9 @@
 #include <mutex>
 #include <thread>
 
-#include "connectors/mysql_connection.hpp"
-#include "connectors/mysql_sink.hpp"
-#include "engine/runtime/executor.hpp"
+#include "sluice/connectors/mysql_connection.hpp"
+#include "sluice/connectors/mysql_sink.hpp"
+#include "sluice/engine/runtime/executor.hpp"
 
 namespace sluice {
 namespace {

@@ -1,4 +1,4 @@
-#include "benchmarks/memory_bench.hpp"
+#include "sluice/benchmarks/memory_bench.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -6,8 +6,8 @@
 #include <string>
 #include <thread>
 
-#include "connectors/datagen.hpp"
-#include "engine/runtime/executor.hpp"
+#include "sluice/connectors/datagen.hpp"
+#include "sluice/engine/runtime/executor.hpp"
 
 namespace sluice {
 namespace {

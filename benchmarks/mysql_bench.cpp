@@ -1,4 +1,4 @@
-#include "benchmarks/mysql_bench.hpp"
+#include "sluice/benchmarks/mysql_bench.hpp"
 
 #include <unistd.h>
 
@@ -8,11 +8,11 @@
 #include <fstream>
 #include <memory>
 
-#include "connectors/datagen.hpp"
-#include "connectors/mysql_bulk_statement.hpp"
-#include "connectors/mysql_connection.hpp"
-#include "connectors/mysql_sink.hpp"
-#include "engine/runtime/executor.hpp"
+#include "sluice/connectors/datagen.hpp"
+#include "sluice/connectors/mysql_bulk_statement.hpp"
+#include "sluice/connectors/mysql_connection.hpp"
+#include "sluice/connectors/mysql_sink.hpp"
+#include "sluice/engine/runtime/executor.hpp"
 
 namespace sluice {
 namespace {

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "benchmarks/bench.hpp"
+#include "sluice/benchmarks/bench.hpp"
 
 namespace sluice {
 

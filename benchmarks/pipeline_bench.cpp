@@ -1,13 +1,13 @@
-#include "benchmarks/pipeline_bench.hpp"
+#include "sluice/benchmarks/pipeline_bench.hpp"
 
 #include <boost/lockfree/spsc_queue.hpp>
 #include <chrono>
 #include <thread>
 
-#include "benchmarks/batch_layout_bench.hpp"
-#include "connectors/basic_sinks.hpp"
-#include "connectors/datagen.hpp"
-#include "engine/runtime/executor.hpp"
+#include "sluice/benchmarks/batch_layout_bench.hpp"
+#include "sluice/connectors/basic_sinks.hpp"
+#include "sluice/connectors/datagen.hpp"
+#include "sluice/engine/runtime/executor.hpp"
 
 namespace sluice {
 namespace {

@@ -1,6 +1,6 @@
-#include "cli/flink_sql.hpp"
+#include "sluice/cli/flink_sql.hpp"
 
-#include "connectors/mysql_sink.hpp"
+#include "sluice/connectors/mysql_sink.hpp"
 
 namespace sluice::flink_sql {
 namespace {

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "connectors/datagen.hpp"
-#include "engine/data/schema.hpp"
-#include "engine/graph/options.hpp"
+#include "sluice/connectors/datagen.hpp"
+#include "sluice/engine/data/schema.hpp"
+#include "sluice/engine/graph/options.hpp"
 
 /// Pieces of `sluice describe JOB --as flink-sql`: the Flink SQL a user
 /// moving to a cluster would write for the same job.

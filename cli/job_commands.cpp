@@ -1,4 +1,4 @@
-#include "cli/job_commands.hpp"
+#include "sluice/cli/job_commands.hpp"
 
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -9,12 +9,12 @@
 #include <memory>
 #include <thread>
 
-#include "cli/flink_sql.hpp"
-#include "cli/metrics_export.hpp"
-#include "cli/metrics_server.hpp"
-#include "cli/progress.hpp"
-#include "engine/common/error.hpp"
-#include "engine/graph/physical_plan.hpp"
+#include "sluice/cli/flink_sql.hpp"
+#include "sluice/cli/metrics_export.hpp"
+#include "sluice/cli/metrics_server.hpp"
+#include "sluice/cli/progress.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/graph/physical_plan.hpp"
 
 namespace sluice::cli {
 namespace {

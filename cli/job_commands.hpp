@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/run_cli.hpp"
+#include "sluice/cli/run_cli.hpp"
 
 /// The commands that run and describe one job, shared by `sluice` (for a
 /// bundled job) and run_cli() (for a job of one's own).

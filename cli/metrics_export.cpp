@@ -1,9 +1,9 @@
-#include "cli/metrics_export.hpp"
+#include "sluice/cli/metrics_export.hpp"
 
 #include <map>
 #include <optional>
 
-#include "engine/graph/node_def.hpp"
+#include "sluice/engine/graph/node_def.hpp"
 
 namespace sluice {
 namespace {

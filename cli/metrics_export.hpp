@@ -3,8 +3,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "engine/graph/job_graph.hpp"
-#include "engine/runtime/executor.hpp"
+#include "sluice/engine/graph/job_graph.hpp"
+#include "sluice/engine/runtime/executor.hpp"
 
 namespace sluice {
 

@@ -1,11 +1,11 @@
-#include "cli/metrics_server.hpp"
+#include "sluice/cli/metrics_server.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <utility>  // Boost 1.74's Asio needs it under C++20.
 
-#include "engine/common/error.hpp"
+#include "sluice/engine/common/error.hpp"
 
 namespace sluice {
 

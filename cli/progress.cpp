@@ -1,12 +1,12 @@
-#include "cli/progress.hpp"
+#include "sluice/cli/progress.hpp"
 
 #include <unistd.h>
 
 #include <chrono>
 
-#include "cli/metrics_export.hpp"
-#include "engine/common/text.hpp"
-#include "engine/graph/node_def.hpp"
+#include "sluice/cli/metrics_export.hpp"
+#include "sluice/engine/common/text.hpp"
+#include "sluice/engine/graph/node_def.hpp"
 
 namespace sluice {
 namespace {

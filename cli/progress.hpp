@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <thread>
 
-#include "engine/graph/job_graph.hpp"
-#include "engine/runtime/executor.hpp"
+#include "sluice/engine/graph/job_graph.hpp"
+#include "sluice/engine/runtime/executor.hpp"
 
 namespace sluice {
 

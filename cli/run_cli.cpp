@@ -1,10 +1,10 @@
-#include "cli/run_cli.hpp"
+#include "sluice/cli/run_cli.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
-#include "cli/job_commands.hpp"
+#include "sluice/cli/job_commands.hpp"
 
 namespace sluice {
 namespace {

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/graph/job_graph.hpp"
-#include "engine/graph/options.hpp"
-#include "engine/runtime/executor.hpp"
+#include "sluice/engine/graph/job_graph.hpp"
+#include "sluice/engine/graph/options.hpp"
+#include "sluice/engine/runtime/executor.hpp"
 
 namespace sluice {
 

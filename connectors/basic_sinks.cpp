@@ -1,4 +1,4 @@
-#include "connectors/basic_sinks.hpp"
+#include "sluice/connectors/basic_sinks.hpp"
 
 #include <cstdio>
 

@@ -4,7 +4,7 @@
 #include <mutex>
 #include <vector>
 
-#include "engine/graph/job_graph.hpp"
+#include "sluice/engine/graph/job_graph.hpp"
 
 namespace sluice {
 

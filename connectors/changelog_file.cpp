@@ -1,4 +1,4 @@
-#include "connectors/changelog_file.hpp"
+#include "sluice/connectors/changelog_file.hpp"
 
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -14,11 +14,11 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "connectors/debezium_json.hpp"
-#include "connectors/source_options.hpp"
-#include "engine/common/error.hpp"
-#include "engine/common/fault_point.hpp"
-#include "engine/common/text.hpp"
+#include "sluice/connectors/debezium_json.hpp"
+#include "sluice/connectors/source_options.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/common/fault_point.hpp"
+#include "sluice/engine/common/text.hpp"
 
 namespace sluice {
 namespace {

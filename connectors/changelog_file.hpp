@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "engine/graph/job_graph.hpp"
-#include "engine/graph/options.hpp"
+#include "sluice/engine/graph/job_graph.hpp"
+#include "sluice/engine/graph/options.hpp"
 
 namespace sluice {
 

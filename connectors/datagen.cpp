@@ -1,11 +1,11 @@
-#include "connectors/datagen.hpp"
+#include "sluice/connectors/datagen.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 
-#include "connectors/source_options.hpp"
-#include "engine/common/error.hpp"
+#include "sluice/connectors/source_options.hpp"
+#include "sluice/engine/common/error.hpp"
 
 namespace sluice {
 namespace {

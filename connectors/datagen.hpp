@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/data/schema.hpp"
-#include "engine/graph/job_graph.hpp"
-#include "engine/graph/options.hpp"
+#include "sluice/engine/data/schema.hpp"
+#include "sluice/engine/graph/job_graph.hpp"
+#include "sluice/engine/graph/options.hpp"
 
 namespace sluice {
 

@@ -1,9 +1,9 @@
-#include "connectors/debezium_json.hpp"
+#include "sluice/connectors/debezium_json.hpp"
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
-#include "engine/common/error.hpp"
+#include "sluice/engine/common/error.hpp"
 
 namespace sluice {
 namespace {

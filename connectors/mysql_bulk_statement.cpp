@@ -1,4 +1,4 @@
-#include "connectors/mysql_bulk_statement.hpp"
+#include "sluice/connectors/mysql_bulk_statement.hpp"
 
 #include <mysql.h>
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "connectors/mysql_connection.hpp"
-#include "engine/data/batch.hpp"
+#include "sluice/connectors/mysql_connection.hpp"
+#include "sluice/engine/data/batch.hpp"
 
 namespace sluice {
 

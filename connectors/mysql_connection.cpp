@@ -1,4 +1,4 @@
-#include "connectors/mysql_connection.hpp"
+#include "sluice/connectors/mysql_connection.hpp"
 
 #include <errmsg.h>
 #include <mysql.h>

@@ -11,9 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "connectors/mysql_url.hpp"
-#include "engine/common/error.hpp"
-#include "engine/data/schema.hpp"
+#include "sluice/connectors/mysql_url.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/data/schema.hpp"
 
 struct st_mysql;
 struct st_mysql_stmt;

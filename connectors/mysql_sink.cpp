@@ -1,4 +1,4 @@
-#include "connectors/mysql_sink.hpp"
+#include "sluice/connectors/mysql_sink.hpp"
 
 #include <mysqld_error.h>
 #include <spdlog/spdlog.h>
@@ -7,12 +7,12 @@
 #include <cstdlib>
 #include <set>
 
-#include "connectors/mysql_sink_connection.hpp"
-#include "connectors/mysql_statement_writer.hpp"
-#include "connectors/mysql_xa_committer.hpp"
-#include "connectors/upsert_buffer.hpp"
-#include "engine/common/error.hpp"
-#include "engine/data/value_codec.hpp"
+#include "sluice/connectors/mysql_sink_connection.hpp"
+#include "sluice/connectors/mysql_statement_writer.hpp"
+#include "sluice/connectors/mysql_xa_committer.hpp"
+#include "sluice/connectors/upsert_buffer.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/data/value_codec.hpp"
 
 namespace sluice {
 namespace {

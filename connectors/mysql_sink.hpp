@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "connectors/mysql_url.hpp"
-#include "engine/graph/job_graph.hpp"
-#include "engine/graph/options.hpp"
+#include "sluice/connectors/mysql_url.hpp"
+#include "sluice/engine/graph/job_graph.hpp"
+#include "sluice/engine/graph/options.hpp"
 
 namespace sluice {
 

@@ -1,6 +1,6 @@
-#include "connectors/mysql_sink_connection.hpp"
+#include "sluice/connectors/mysql_sink_connection.hpp"
 
-#include "connectors/mysql_bulk_statement.hpp"
+#include "sluice/connectors/mysql_bulk_statement.hpp"
 
 namespace sluice {
 namespace {

@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
-#include "connectors/mysql_connection.hpp"
-#include "connectors/mysql_xa.hpp"
-#include "engine/data/batch.hpp"
+#include "sluice/connectors/mysql_connection.hpp"
+#include "sluice/connectors/mysql_xa.hpp"
+#include "sluice/engine/data/batch.hpp"
 
 namespace sluice {
 

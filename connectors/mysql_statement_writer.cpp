@@ -1,4 +1,4 @@
-#include "connectors/mysql_statement_writer.hpp"
+#include "sluice/connectors/mysql_statement_writer.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -7,9 +7,9 @@
 #include <numeric>
 #include <thread>
 
-#include "connectors/mysql_bulk_statement.hpp"
-#include "engine/common/fault_point.hpp"
-#include "engine/common/text.hpp"
+#include "sluice/connectors/mysql_bulk_statement.hpp"
+#include "sluice/engine/common/fault_point.hpp"
+#include "sluice/engine/common/text.hpp"
 
 namespace sluice {
 namespace {

@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "connectors/mysql_sink_connection.hpp"
-#include "connectors/upsert_buffer.hpp"
-#include "engine/data/schema.hpp"
-#include "engine/graph/metrics.hpp"
+#include "sluice/connectors/mysql_sink_connection.hpp"
+#include "sluice/connectors/upsert_buffer.hpp"
+#include "sluice/engine/data/schema.hpp"
+#include "sluice/engine/graph/metrics.hpp"
 
 namespace sluice {
 

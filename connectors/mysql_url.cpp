@@ -1,9 +1,9 @@
-#include "connectors/mysql_url.hpp"
+#include "sluice/connectors/mysql_url.hpp"
 
 #include <charconv>
 #include <cstdlib>
 
-#include "engine/common/error.hpp"
+#include "sluice/engine/common/error.hpp"
 
 namespace sluice {
 namespace {

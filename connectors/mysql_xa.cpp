@@ -1,4 +1,4 @@
-#include "connectors/mysql_xa.hpp"
+#include "sluice/connectors/mysql_xa.hpp"
 
 #include <algorithm>
 #include <charconv>

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "connectors/mysql_connection.hpp"
+#include "sluice/connectors/mysql_connection.hpp"
 
 namespace sluice {
 

@@ -1,13 +1,13 @@
-#include "connectors/mysql_xa_committer.hpp"
+#include "sluice/connectors/mysql_xa_committer.hpp"
 
 #include <mysqld_error.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 
-#include "connectors/mysql_statement_writer.hpp"
-#include "engine/common/error.hpp"
-#include "engine/common/fault_point.hpp"
+#include "sluice/connectors/mysql_statement_writer.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/common/fault_point.hpp"
 
 namespace sluice {
 

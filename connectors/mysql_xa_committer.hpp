@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "connectors/mysql_sink_connection.hpp"
-#include "connectors/mysql_xa.hpp"
-#include "engine/graph/metrics.hpp"
+#include "sluice/connectors/mysql_sink_connection.hpp"
+#include "sluice/connectors/mysql_xa.hpp"
+#include "sluice/engine/graph/metrics.hpp"
 
 namespace sluice {
 

@@ -1,4 +1,4 @@
-#include "connectors/source_options.hpp"
+#include "sluice/connectors/source_options.hpp"
 
 namespace sluice {
 

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "engine/graph/options.hpp"
+#include "sluice/engine/graph/options.hpp"
 
 namespace sluice {
 

@@ -1,9 +1,9 @@
-#include "connectors/upsert_buffer.hpp"
+#include "sluice/connectors/upsert_buffer.hpp"
 
 #include <algorithm>
 
-#include "engine/common/error.hpp"
-#include "engine/data/value_codec.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/data/value_codec.hpp"
 
 namespace sluice {
 namespace {

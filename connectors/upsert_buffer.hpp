@@ -8,8 +8,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "engine/data/batch.hpp"
-#include "engine/data/row.hpp"
+#include "sluice/engine/data/batch.hpp"
+#include "sluice/engine/data/row.hpp"
 
 namespace sluice {
 

@@ -1,8 +1,8 @@
 // Revenue per customer from a stream of orders: the README's example.
-#include "cli/run_cli.hpp"
-#include "connectors/basic_sinks.hpp"
-#include "connectors/datagen.hpp"
-#include "transforms/keyed_aggregate.hpp"
+#include <sluice/cli/run_cli.hpp>
+#include <sluice/connectors/basic_sinks.hpp>
+#include <sluice/connectors/datagen.hpp>
+#include <sluice/transforms/keyed_aggregate.hpp>
 
 using namespace sluice;
 

@@ -1,15 +1,15 @@
 // A changelog (generated, or read from a file) counted and summed per key.
 // The sums live in RocksDB state and are checkpointed: killed and rerun, the
 // job resumes where its last checkpoint was and prints the same results.
-#include "jobs/aggregate_job.hpp"
+#include "sluice/jobs/aggregate_job.hpp"
 
-#include "cli/flink_sql.hpp"
-#include "connectors/basic_sinks.hpp"
-#include "connectors/changelog_file.hpp"
-#include "connectors/datagen.hpp"
-#include "engine/common/error.hpp"
-#include "engine/graph/node_def.hpp"
-#include "transforms/keyed_aggregate.hpp"
+#include "sluice/cli/flink_sql.hpp"
+#include "sluice/connectors/basic_sinks.hpp"
+#include "sluice/connectors/changelog_file.hpp"
+#include "sluice/connectors/datagen.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/graph/node_def.hpp"
+#include "sluice/transforms/keyed_aggregate.hpp"
 
 namespace sluice {
 namespace {

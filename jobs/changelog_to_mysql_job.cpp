@@ -1,16 +1,16 @@
 // A changelog file (CSV or Debezium JSON) into a MySQL table. The table's
 // columns, read from information_schema, are the file's schema, so only
 // source.path, sink.url and sink.table need saying.
-#include "jobs/changelog_to_mysql_job.hpp"
+#include "sluice/jobs/changelog_to_mysql_job.hpp"
 
 #include <cstdio>
 
-#include "cli/flink_sql.hpp"
-#include "connectors/changelog_file.hpp"
-#include "connectors/mysql_connection.hpp"
-#include "connectors/mysql_sink.hpp"
-#include "engine/common/text.hpp"
-#include "engine/graph/node_def.hpp"
+#include "sluice/cli/flink_sql.hpp"
+#include "sluice/connectors/changelog_file.hpp"
+#include "sluice/connectors/mysql_connection.hpp"
+#include "sluice/connectors/mysql_sink.hpp"
+#include "sluice/engine/common/text.hpp"
+#include "sluice/engine/graph/node_def.hpp"
 
 namespace sluice {
 namespace {

@@ -1,6 +1,6 @@
 #pragma once
 
-#include "jobs/job_registry.hpp"
+#include "sluice/jobs/job_registry.hpp"
 
 namespace sluice {
 

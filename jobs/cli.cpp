@@ -1,12 +1,12 @@
-#include "jobs/cli.hpp"
+#include "sluice/jobs/cli.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <string>
 
-#include "benchmarks/bench.hpp"
-#include "cli/job_commands.hpp"
-#include "jobs/job_registry.hpp"
+#include "sluice/benchmarks/bench.hpp"
+#include "sluice/cli/job_commands.hpp"
+#include "sluice/jobs/job_registry.hpp"
 
 namespace sluice {
 namespace {

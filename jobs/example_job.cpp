@@ -1,10 +1,10 @@
 // The smallest complete job: generated orders, the paid ones, their amount
 // with shipping, printed. Copy this file to start a job of your own.
-#include "jobs/example_job.hpp"
+#include "sluice/jobs/example_job.hpp"
 
-#include "cli/flink_sql.hpp"
-#include "connectors/basic_sinks.hpp"
-#include "connectors/datagen.hpp"
+#include "sluice/cli/flink_sql.hpp"
+#include "sluice/connectors/basic_sinks.hpp"
+#include "sluice/connectors/datagen.hpp"
 
 namespace sluice {
 namespace {

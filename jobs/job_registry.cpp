@@ -1,16 +1,16 @@
-#include "jobs/job_registry.hpp"
+#include "sluice/jobs/job_registry.hpp"
 
 #include <map>
 #include <string>
 #include <vector>
 
-#include "cli/job_commands.hpp"
-#include "engine/common/error.hpp"
-#include "jobs/aggregate_job.hpp"
-#include "jobs/changelog_to_mysql_job.hpp"
-#include "jobs/example_job.hpp"
-#include "jobs/orders_demo_job.hpp"
-#include "jobs/orders_exactly_once_job.hpp"
+#include "sluice/cli/job_commands.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/jobs/aggregate_job.hpp"
+#include "sluice/jobs/changelog_to_mysql_job.hpp"
+#include "sluice/jobs/example_job.hpp"
+#include "sluice/jobs/orders_demo_job.hpp"
+#include "sluice/jobs/orders_exactly_once_job.hpp"
 
 namespace sluice {
 

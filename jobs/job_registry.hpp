@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/run_cli.hpp"
+#include "sluice/cli/run_cli.hpp"
 
 namespace sluice {
 

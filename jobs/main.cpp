@@ -1,3 +1,3 @@
-#include "jobs/cli.hpp"
+#include "sluice/jobs/cli.hpp"
 
 int main(int argc, char** argv) { return sluice::run_sluice_cli(argc, argv); }

@@ -1,10 +1,10 @@
-#include "jobs/orders.hpp"
+#include "sluice/jobs/orders.hpp"
 
 #include <cstdio>
 
-#include "connectors/mysql_connection.hpp"
-#include "connectors/mysql_xa.hpp"
-#include "engine/common/text.hpp"
+#include "sluice/connectors/mysql_connection.hpp"
+#include "sluice/connectors/mysql_xa.hpp"
+#include "sluice/engine/common/text.hpp"
 
 namespace sluice::orders {
 namespace {

@@ -2,10 +2,10 @@
 
 #include <string>
 
-#include "connectors/datagen.hpp"
-#include "connectors/mysql_url.hpp"
-#include "engine/graph/options.hpp"
-#include "engine/runtime/executor.hpp"
+#include "sluice/connectors/datagen.hpp"
+#include "sluice/connectors/mysql_url.hpp"
+#include "sluice/engine/graph/options.hpp"
+#include "sluice/engine/runtime/executor.hpp"
 
 /// The order stream of the orders jobs and what they check at the end.
 namespace sluice::orders {

@@ -7,18 +7,18 @@
 // idle-flush: a few orders, then silence, then a few more. The sink buffers
 // them; nothing but a FlushSignal writes them while the source is silent. The
 // source watches the table and reports when each burst became visible.
-#include "jobs/orders_demo_job.hpp"
+#include "sluice/jobs/orders_demo_job.hpp"
 
 #include <spdlog/spdlog.h>
 
 #include <chrono>
 
-#include "cli/flink_sql.hpp"
-#include "connectors/mysql_connection.hpp"
-#include "connectors/mysql_sink.hpp"
-#include "engine/common/text.hpp"
-#include "jobs/changelog_to_mysql_job.hpp"
-#include "jobs/orders.hpp"
+#include "sluice/cli/flink_sql.hpp"
+#include "sluice/connectors/mysql_connection.hpp"
+#include "sluice/connectors/mysql_sink.hpp"
+#include "sluice/engine/common/text.hpp"
+#include "sluice/jobs/changelog_to_mysql_job.hpp"
+#include "sluice/jobs/orders.hpp"
 
 namespace sluice {
 namespace {

@@ -2,11 +2,11 @@
 // checkpoint's changes in one XA transaction, prepares it at the barrier and
 // commits it when the checkpoint completes. Kill it at any moment and run it
 // again: the table ends as the changelog says, nothing lost or doubled.
-#include "jobs/orders_exactly_once_job.hpp"
+#include "sluice/jobs/orders_exactly_once_job.hpp"
 
-#include "connectors/mysql_sink.hpp"
-#include "jobs/orders.hpp"
-#include "jobs/orders_demo_job.hpp"
+#include "sluice/connectors/mysql_sink.hpp"
+#include "sluice/jobs/orders.hpp"
+#include "sluice/jobs/orders_demo_job.hpp"
 
 namespace sluice {
 namespace {

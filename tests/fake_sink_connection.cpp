@@ -1,4 +1,4 @@
-#include "tests/fake_sink_connection.hpp"
+#include "sluice/tests/fake_sink_connection.hpp"
 
 #include <algorithm>
 

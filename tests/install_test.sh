@@ -15,8 +15,8 @@ cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
 headers=$(cd "$work/prefix/include/sluice" && find . -name '*.hpp' | sed 's|^\./||' | sort)
 [ -n "$headers" ] || fail "no headers installed"
 for header in $headers; do
-  echo "#include \"$header\"" |
-    g++ -std=c++20 -fsyntax-only -Wall -Wextra -I"$work/prefix/include/sluice" -x c++ - ||
+  echo "#include <sluice/$header>" |
+    g++ -std=c++20 -fsyntax-only -Wall -Wextra -I"$work/prefix/include" -x c++ - ||
     fail "$header does not compile on its own"
 done
 # What a job author must not touch stays out.

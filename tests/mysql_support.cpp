@@ -1,10 +1,10 @@
-#include "tests/mysql_support.hpp"
+#include "sluice/tests/mysql_support.hpp"
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <random>
 
-#include "connectors/mysql_xa.hpp"
+#include "sluice/connectors/mysql_xa.hpp"
 
 namespace sluice::testing {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "connectors/mysql_connection.hpp"
-#include "connectors/mysql_url.hpp"
+#include "sluice/connectors/mysql_connection.hpp"
+#include "sluice/connectors/mysql_url.hpp"
 
 namespace sluice::testing {
 

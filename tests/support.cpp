@@ -1,4 +1,4 @@
-#include "tests/support.hpp"
+#include "sluice/tests/support.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

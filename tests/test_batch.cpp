@@ -1,10 +1,10 @@
 #include <catch2/catch.hpp>
 
-#include "connectors/basic_sinks.hpp"
-#include "connectors/datagen.hpp"
-#include "engine/common/error.hpp"
-#include "engine/data/batch.hpp"
-#include "engine/runtime/executor.hpp"
+#include "sluice/connectors/basic_sinks.hpp"
+#include "sluice/connectors/datagen.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/data/batch.hpp"
+#include "sluice/engine/runtime/executor.hpp"
 
 using namespace sluice;
 

@@ -2,7 +2,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "tests/support.hpp"
+#include "sluice/tests/support.hpp"
 
 using sluice::testing::run_command;
 

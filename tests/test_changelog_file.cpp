@@ -2,13 +2,13 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "connectors/basic_sinks.hpp"
-#include "connectors/changelog_file.hpp"
-#include "connectors/debezium_json.hpp"
-#include "engine/checkpoint/checkpoint_storage.hpp"
-#include "engine/common/error.hpp"
-#include "engine/runtime/executor.hpp"
-#include "tests/support.hpp"
+#include "sluice/connectors/basic_sinks.hpp"
+#include "sluice/connectors/changelog_file.hpp"
+#include "sluice/connectors/debezium_json.hpp"
+#include "sluice/engine/checkpoint/checkpoint_storage.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/runtime/executor.hpp"
+#include "sluice/tests/support.hpp"
 
 using namespace sluice;
 

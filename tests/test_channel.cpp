@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
-#include "engine/runtime/channel.hpp"
-#include "engine/runtime/mailbox.hpp"
+#include "sluice/engine/runtime/channel.hpp"
+#include "sluice/engine/runtime/mailbox.hpp"
 
 using namespace sluice;
 

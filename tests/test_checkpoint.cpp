@@ -5,14 +5,14 @@
 #include <random>
 #include <thread>
 
-#include "connectors/basic_sinks.hpp"
-#include "connectors/datagen.hpp"
-#include "engine/checkpoint/checkpoint_storage.hpp"
-#include "engine/common/error.hpp"
-#include "engine/runtime/executor.hpp"
-#include "tests/support.hpp"
-#include "tests/test_sources.hpp"
-#include "transforms/keyed_aggregate.hpp"
+#include "sluice/connectors/basic_sinks.hpp"
+#include "sluice/connectors/datagen.hpp"
+#include "sluice/engine/checkpoint/checkpoint_storage.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/runtime/executor.hpp"
+#include "sluice/tests/support.hpp"
+#include "sluice/tests/test_sources.hpp"
+#include "sluice/transforms/keyed_aggregate.hpp"
 
 using namespace sluice;
 using namespace std::chrono_literals;

@@ -6,12 +6,12 @@
 #include <mutex>
 #include <thread>
 
-#include "engine/checkpoint/barrier_aligner.hpp"
-#include "engine/checkpoint/checkpoint_coordinator.hpp"
-#include "engine/checkpoint/subtask_checkpointer.hpp"
-#include "engine/runtime/input_processor.hpp"
-#include "engine/runtime/operator_chain.hpp"
-#include "tests/support.hpp"
+#include "sluice/engine/checkpoint/barrier_aligner.hpp"
+#include "sluice/engine/checkpoint/checkpoint_coordinator.hpp"
+#include "sluice/engine/checkpoint/subtask_checkpointer.hpp"
+#include "sluice/engine/runtime/input_processor.hpp"
+#include "sluice/engine/runtime/operator_chain.hpp"
+#include "sluice/tests/support.hpp"
 
 using namespace sluice;
 using namespace std::chrono_literals;

@@ -4,9 +4,9 @@
 #include <fstream>
 #include <regex>
 
-#include "cli/run_cli.hpp"
-#include "engine/common/error.hpp"
-#include "tests/support.hpp"
+#include "sluice/cli/run_cli.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/tests/support.hpp"
 
 using sluice::testing::run_command;
 

@@ -2,11 +2,11 @@
 #include <map>
 #include <set>
 
-#include "connectors/basic_sinks.hpp"
-#include "connectors/datagen.hpp"
-#include "engine/common/error.hpp"
-#include "engine/runtime/executor.hpp"
-#include "jobs/job_registry.hpp"
+#include "sluice/connectors/basic_sinks.hpp"
+#include "sluice/connectors/datagen.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/runtime/executor.hpp"
+#include "sluice/jobs/job_registry.hpp"
 
 using namespace sluice;
 

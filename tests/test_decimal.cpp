@@ -3,8 +3,8 @@
 #include <utility>
 #include <vector>
 
-#include "engine/common/error.hpp"
-#include "engine/data/decimal.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/data/decimal.hpp"
 
 using sluice::DataError;
 using sluice::Decimal;

@@ -9,12 +9,12 @@
 #include <set>
 #include <thread>
 
-#include "connectors/basic_sinks.hpp"
-#include "connectors/datagen.hpp"
-#include "engine/common/error.hpp"
-#include "engine/runtime/executor.hpp"
-#include "tests/support.hpp"
-#include "tests/test_sources.hpp"
+#include "sluice/connectors/basic_sinks.hpp"
+#include "sluice/connectors/datagen.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/runtime/executor.hpp"
+#include "sluice/tests/support.hpp"
+#include "sluice/tests/test_sources.hpp"
 
 using namespace sluice;
 using namespace std::chrono_literals;

@@ -1,10 +1,10 @@
 #include <catch2/catch.hpp>
 
-#include "connectors/basic_sinks.hpp"
-#include "connectors/datagen.hpp"
-#include "engine/common/error.hpp"
-#include "engine/graph/job_graph.hpp"
-#include "engine/graph/physical_plan.hpp"
+#include "sluice/connectors/basic_sinks.hpp"
+#include "sluice/connectors/datagen.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/graph/job_graph.hpp"
+#include "sluice/engine/graph/physical_plan.hpp"
 
 using namespace sluice;
 

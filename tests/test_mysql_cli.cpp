@@ -3,12 +3,12 @@
 #include <map>
 #include <random>
 
-#include "connectors/datagen.hpp"
-#include "connectors/mysql_connection.hpp"
-#include "engine/checkpoint/checkpoint_storage.hpp"
-#include "jobs/orders.hpp"
-#include "tests/mysql_support.hpp"
-#include "tests/support.hpp"
+#include "sluice/connectors/datagen.hpp"
+#include "sluice/connectors/mysql_connection.hpp"
+#include "sluice/engine/checkpoint/checkpoint_storage.hpp"
+#include "sluice/jobs/orders.hpp"
+#include "sluice/tests/mysql_support.hpp"
+#include "sluice/tests/support.hpp"
 
 using namespace sluice;
 using TextRows = std::vector<std::vector<std::optional<std::string>>>;

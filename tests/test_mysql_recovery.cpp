@@ -11,18 +11,18 @@
 #include <set>
 #include <thread>
 
-#include "connectors/datagen.hpp"
-#include "connectors/mysql_sink.hpp"
-#include "connectors/mysql_xa.hpp"
-#include "engine/checkpoint/checkpoint_storage.hpp"
-#include "engine/data/value_codec.hpp"
-#include "engine/runtime/executor.hpp"
-#include "engine/state/lazy_state_store.hpp"
-#include "engine/state/state.hpp"
-#include "engine/state/state_store.hpp"
-#include "tests/mysql_support.hpp"
-#include "tests/support.hpp"
-#include "tests/test_sources.hpp"
+#include "sluice/connectors/datagen.hpp"
+#include "sluice/connectors/mysql_sink.hpp"
+#include "sluice/connectors/mysql_xa.hpp"
+#include "sluice/engine/checkpoint/checkpoint_storage.hpp"
+#include "sluice/engine/data/value_codec.hpp"
+#include "sluice/engine/runtime/executor.hpp"
+#include "sluice/engine/state/lazy_state_store.hpp"
+#include "sluice/engine/state/state.hpp"
+#include "sluice/engine/state/state_store.hpp"
+#include "sluice/tests/mysql_support.hpp"
+#include "sluice/tests/support.hpp"
+#include "sluice/tests/test_sources.hpp"
 
 using namespace sluice;
 using namespace std::chrono_literals;

@@ -2,13 +2,13 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
-#include "connectors/datagen.hpp"
-#include "connectors/mysql_sink.hpp"
-#include "engine/common/error.hpp"
-#include "engine/runtime/executor.hpp"
-#include "tests/mysql_support.hpp"
-#include "tests/support.hpp"
-#include "tests/test_sources.hpp"
+#include "sluice/connectors/datagen.hpp"
+#include "sluice/connectors/mysql_sink.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/runtime/executor.hpp"
+#include "sluice/tests/mysql_support.hpp"
+#include "sluice/tests/support.hpp"
+#include "sluice/tests/test_sources.hpp"
 
 using namespace sluice;
 using namespace std::chrono_literals;

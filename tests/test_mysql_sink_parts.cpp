@@ -7,16 +7,16 @@
 #include <numeric>
 #include <random>
 
-#include "connectors/datagen.hpp"
-#include "connectors/mysql_sink.hpp"
-#include "connectors/mysql_statement_writer.hpp"
-#include "connectors/mysql_xa_committer.hpp"
-#include "connectors/upsert_buffer.hpp"
-#include "engine/data/value_codec.hpp"
-#include "engine/runtime/executor.hpp"
-#include "tests/fake_sink_connection.hpp"
-#include "tests/support.hpp"
-#include "tests/test_sources.hpp"
+#include "sluice/connectors/datagen.hpp"
+#include "sluice/connectors/mysql_sink.hpp"
+#include "sluice/connectors/mysql_statement_writer.hpp"
+#include "sluice/connectors/mysql_xa_committer.hpp"
+#include "sluice/connectors/upsert_buffer.hpp"
+#include "sluice/engine/data/value_codec.hpp"
+#include "sluice/engine/runtime/executor.hpp"
+#include "sluice/tests/fake_sink_connection.hpp"
+#include "sluice/tests/support.hpp"
+#include "sluice/tests/test_sources.hpp"
 
 using namespace sluice;
 using testing::FakeServer;

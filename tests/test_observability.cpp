@@ -16,9 +16,9 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "cli/metrics_export.hpp"
-#include "cli/metrics_server.hpp"
-#include "tests/support.hpp"
+#include "sluice/cli/metrics_export.hpp"
+#include "sluice/cli/metrics_server.hpp"
+#include "sluice/tests/support.hpp"
 
 using namespace sluice;
 

@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
-#include "connectors/basic_sinks.hpp"
-#include "engine/graph/node_def.hpp"
-#include "engine/runtime/operator_chain.hpp"
+#include "sluice/connectors/basic_sinks.hpp"
+#include "sluice/engine/graph/node_def.hpp"
+#include "sluice/engine/runtime/operator_chain.hpp"
 
 using namespace sluice;
 

@@ -1,9 +1,9 @@
 #include <catch2/catch.hpp>
 
-#include "engine/common/error.hpp"
-#include "engine/graph/options.hpp"
-#include "engine/graph/runtime_options.hpp"
-#include "tests/support.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/graph/options.hpp"
+#include "sluice/engine/graph/runtime_options.hpp"
+#include "sluice/tests/support.hpp"
 
 using namespace sluice;
 using namespace std::chrono_literals;

@@ -1,9 +1,9 @@
 #include <catch2/catch.hpp>
 
-#include "connectors/basic_sinks.hpp"
-#include "connectors/datagen.hpp"
-#include "engine/runtime/executor.hpp"
-#include "transforms/project.hpp"
+#include "sluice/connectors/basic_sinks.hpp"
+#include "sluice/connectors/datagen.hpp"
+#include "sluice/engine/runtime/executor.hpp"
+#include "sluice/transforms/project.hpp"
 
 using namespace sluice;
 

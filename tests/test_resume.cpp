@@ -6,8 +6,8 @@
 #include <regex>
 #include <sstream>
 
-#include "engine/checkpoint/checkpoint_storage.hpp"
-#include "tests/support.hpp"
+#include "sluice/engine/checkpoint/checkpoint_storage.hpp"
+#include "sluice/tests/support.hpp"
 
 using namespace sluice;
 using sluice::testing::run_command;

@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
-#include "engine/common/error.hpp"
-#include "engine/common/text.hpp"
-#include "engine/data/schema.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/common/text.hpp"
+#include "sluice/engine/data/schema.hpp"
 
 using namespace sluice;
 

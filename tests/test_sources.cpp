@@ -1,4 +1,4 @@
-#include "tests/test_sources.hpp"
+#include "sluice/tests/test_sources.hpp"
 
 #include <algorithm>
 #include <thread>

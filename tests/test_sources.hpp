@@ -5,8 +5,8 @@
 #include <memory>
 #include <vector>
 
-#include "connectors/datagen.hpp"
-#include "engine/graph/job_graph.hpp"
+#include "sluice/connectors/datagen.hpp"
+#include "sluice/engine/graph/job_graph.hpp"
 
 namespace sluice::testing {
 

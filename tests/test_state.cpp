@@ -3,13 +3,13 @@
 #include <catch2/catch.hpp>
 #include <csignal>
 
-#include "engine/checkpoint/checkpoint_storage.hpp"
-#include "engine/common/error.hpp"
-#include "engine/data/value_codec.hpp"
-#include "engine/state/lazy_state_store.hpp"
-#include "engine/state/state.hpp"
-#include "engine/state/state_store.hpp"
-#include "tests/support.hpp"
+#include "sluice/engine/checkpoint/checkpoint_storage.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/data/value_codec.hpp"
+#include "sluice/engine/state/lazy_state_store.hpp"
+#include "sluice/engine/state/state.hpp"
+#include "sluice/engine/state/state_store.hpp"
+#include "sluice/tests/support.hpp"
 
 using namespace sluice;
 namespace fs = std::filesystem;

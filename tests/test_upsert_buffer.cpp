@@ -1,8 +1,8 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 
-#include "connectors/upsert_buffer.hpp"
-#include "engine/data/value_codec.hpp"
+#include "sluice/connectors/upsert_buffer.hpp"
+#include "sluice/engine/data/value_codec.hpp"
 
 using namespace sluice;
 

@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
-#include "engine/common/error.hpp"
-#include "engine/data/row.hpp"
-#include "engine/data/value.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/data/row.hpp"
+#include "sluice/engine/data/value.hpp"
 
 using namespace sluice;
 

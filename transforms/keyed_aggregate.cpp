@@ -1,6 +1,6 @@
-#include "transforms/keyed_aggregate.hpp"
+#include "sluice/transforms/keyed_aggregate.hpp"
 
-#include "engine/common/error.hpp"
+#include "sluice/engine/common/error.hpp"
 
 namespace sluice {
 namespace {

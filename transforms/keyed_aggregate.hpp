@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/graph/job_graph.hpp"
+#include "sluice/engine/graph/job_graph.hpp"
 
 namespace sluice {
 

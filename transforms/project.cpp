@@ -1,4 +1,4 @@
-#include "transforms/project.hpp"
+#include "sluice/transforms/project.hpp"
 
 #include <algorithm>
 

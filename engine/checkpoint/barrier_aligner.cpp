@@ -1,4 +1,4 @@
-#include "engine/checkpoint/barrier_aligner.hpp"
+#include "sluice/engine/checkpoint/barrier_aligner.hpp"
 
 #include <stdexcept>
 #include <string>

@@ -1,10 +1,10 @@
-#include "engine/checkpoint/checkpoint_coordinator.hpp"
+#include "sluice/engine/checkpoint/checkpoint_coordinator.hpp"
 
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/post.hpp>
 
-#include "engine/common/fault_point.hpp"
+#include "sluice/engine/common/fault_point.hpp"
 
 namespace sluice {
 

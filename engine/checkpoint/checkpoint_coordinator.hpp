@@ -10,10 +10,10 @@
 #include <utility>  // Boost 1.74's Asio needs it under C++20.
 #include <vector>
 
-#include "engine/checkpoint/checkpoint_protocol.hpp"
-#include "engine/checkpoint/checkpoint_storage.hpp"
-#include "engine/graph/metrics.hpp"
-#include "engine/graph/runtime_options.hpp"
+#include "sluice/engine/checkpoint/checkpoint_protocol.hpp"
+#include "sluice/engine/checkpoint/checkpoint_storage.hpp"
+#include "sluice/engine/graph/metrics.hpp"
+#include "sluice/engine/graph/runtime_options.hpp"
 
 namespace sluice {
 

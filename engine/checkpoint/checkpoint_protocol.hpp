@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "engine/checkpoint/checkpoint_storage.hpp"
+#include "sluice/engine/checkpoint/checkpoint_storage.hpp"
 
 namespace sluice {
 

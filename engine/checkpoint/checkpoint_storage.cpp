@@ -1,11 +1,11 @@
-#include "engine/checkpoint/checkpoint_storage.hpp"
+#include "sluice/engine/checkpoint/checkpoint_storage.hpp"
 
 #include <chrono>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "engine/common/error.hpp"
-#include "engine/state/state_store.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/state/state_store.hpp"
 
 namespace fs = std::filesystem;
 

@@ -1,6 +1,6 @@
-#include "engine/checkpoint/subtask_checkpointer.hpp"
+#include "sluice/engine/checkpoint/subtask_checkpointer.hpp"
 
-#include "engine/common/operator_failure.hpp"
+#include "sluice/engine/common/operator_failure.hpp"
 
 namespace sluice {
 

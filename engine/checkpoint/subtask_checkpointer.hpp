@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "engine/checkpoint/checkpoint_protocol.hpp"
-#include "engine/checkpoint/checkpoint_storage.hpp"
-#include "engine/graph/operator.hpp"
-#include "engine/state/state_store.hpp"
+#include "sluice/engine/checkpoint/checkpoint_protocol.hpp"
+#include "sluice/engine/checkpoint/checkpoint_storage.hpp"
+#include "sluice/engine/graph/operator.hpp"
+#include "sluice/engine/state/state_store.hpp"
 
 /// What one subtask does for checkpoints. Internal to the engine.
 namespace sluice {

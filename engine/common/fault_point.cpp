@@ -1,4 +1,4 @@
-#include "engine/common/fault_point.hpp"
+#include "sluice/engine/common/fault_point.hpp"
 
 #include <signal.h>
 #include <unistd.h>

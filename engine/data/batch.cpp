@@ -1,9 +1,9 @@
-#include "engine/data/batch.hpp"
+#include "sluice/engine/data/batch.hpp"
 
 #include <stdexcept>
 
-#include "engine/common/error.hpp"
-#include "engine/common/text.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/common/text.hpp"
 
 namespace sluice {
 namespace {

@@ -8,8 +8,8 @@
 #include <variant>
 #include <vector>
 
-#include "engine/data/row.hpp"
-#include "engine/data/schema.hpp"
+#include "sluice/engine/data/row.hpp"
+#include "sluice/engine/data/schema.hpp"
 
 /// Records travel in batches: the columns of one stream's schema, each a
 /// vector of its type, filled in place and recycled through the channels so

@@ -1,4 +1,4 @@
-#include "engine/data/changelog_mode.hpp"
+#include "sluice/engine/data/changelog_mode.hpp"
 
 namespace sluice {
 

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "engine/data/row.hpp"
+#include "sluice/engine/data/row.hpp"
 
 namespace sluice {
 

@@ -1,10 +1,10 @@
-#include "engine/data/data_type.hpp"
+#include "sluice/engine/data/data_type.hpp"
 
 #include <cctype>
 #include <cstdio>
 
-#include "engine/common/error.hpp"
-#include "engine/data/decimal.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/data/decimal.hpp"
 
 namespace sluice {
 

@@ -1,9 +1,9 @@
-#include "engine/data/decimal.hpp"
+#include "sluice/engine/data/decimal.hpp"
 
 #include <algorithm>
 #include <array>
 
-#include "engine/common/error.hpp"
+#include "sluice/engine/common/error.hpp"
 
 namespace sluice {
 namespace {

@@ -1,6 +1,6 @@
-#include "engine/data/row.hpp"
+#include "sluice/engine/data/row.hpp"
 
-#include "engine/common/error.hpp"
+#include "sluice/engine/common/error.hpp"
 
 namespace sluice {
 

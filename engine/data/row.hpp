@@ -5,8 +5,8 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/data/typed_column.hpp"
-#include "engine/data/value.hpp"
+#include "sluice/engine/data/typed_column.hpp"
+#include "sluice/engine/data/value.hpp"
 
 namespace sluice {
 

@@ -1,9 +1,9 @@
-#include "engine/data/schema.hpp"
+#include "sluice/engine/data/schema.hpp"
 
 #include <cctype>
 
-#include "engine/common/error.hpp"
-#include "engine/common/text.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/common/text.hpp"
 
 namespace sluice {
 namespace {

@@ -5,8 +5,8 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/data/data_type.hpp"
-#include "engine/data/row.hpp"
+#include "sluice/engine/data/data_type.hpp"
+#include "sluice/engine/data/row.hpp"
 
 namespace sluice {
 

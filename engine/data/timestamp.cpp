@@ -1,9 +1,9 @@
-#include "engine/data/timestamp.hpp"
+#include "sluice/engine/data/timestamp.hpp"
 
 #include <chrono>
 #include <cstdio>
 
-#include "engine/common/error.hpp"
+#include "sluice/engine/common/error.hpp"
 
 namespace sluice {
 namespace {

@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <string>
 
-#include "engine/data/value.hpp"
+#include "sluice/engine/data/value.hpp"
 
 namespace sluice {
 

@@ -1,9 +1,9 @@
-#include "engine/data/value.hpp"
+#include "sluice/engine/data/value.hpp"
 
 #include <charconv>
 #include <functional>
 
-#include "engine/common/error.hpp"
+#include "sluice/engine/common/error.hpp"
 
 namespace sluice {
 namespace {

@@ -7,9 +7,9 @@
 #include <utility>
 #include <variant>
 
-#include "engine/data/data_type.hpp"
-#include "engine/data/decimal.hpp"
-#include "engine/data/timestamp.hpp"
+#include "sluice/engine/data/data_type.hpp"
+#include "sluice/engine/data/decimal.hpp"
+#include "sluice/engine/data/timestamp.hpp"
 
 namespace sluice {
 

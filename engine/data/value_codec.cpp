@@ -1,8 +1,8 @@
-#include "engine/data/value_codec.hpp"
+#include "sluice/engine/data/value_codec.hpp"
 
 #include <cstring>
 
-#include "engine/common/error.hpp"
+#include "sluice/engine/common/error.hpp"
 
 namespace sluice {
 namespace {

@@ -4,8 +4,8 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/data/batch.hpp"
-#include "engine/data/row.hpp"
+#include "sluice/engine/data/batch.hpp"
+#include "sluice/engine/data/row.hpp"
 
 namespace sluice {
 

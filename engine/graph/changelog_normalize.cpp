@@ -1,4 +1,4 @@
-#include "engine/graph/changelog_normalize.hpp"
+#include "sluice/engine/graph/changelog_normalize.hpp"
 
 namespace sluice {
 

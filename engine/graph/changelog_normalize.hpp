@@ -2,7 +2,7 @@
 
 #include <optional>
 
-#include "engine/graph/operator.hpp"
+#include "sluice/engine/graph/operator.hpp"
 
 namespace sluice {
 

@@ -1,10 +1,10 @@
-#include "engine/graph/job_graph.hpp"
+#include "sluice/engine/graph/job_graph.hpp"
 
 #include <set>
 
-#include "engine/common/error.hpp"
-#include "engine/graph/changelog_normalize.hpp"
-#include "engine/graph/node_def.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/graph/changelog_normalize.hpp"
+#include "sluice/engine/graph/node_def.hpp"
 
 namespace sluice {
 namespace {

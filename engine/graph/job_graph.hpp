@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "engine/data/changelog_mode.hpp"
-#include "engine/data/schema.hpp"
-#include "engine/graph/operator.hpp"
+#include "sluice/engine/data/changelog_mode.hpp"
+#include "sluice/engine/data/schema.hpp"
+#include "sluice/engine/graph/operator.hpp"
 
 namespace sluice {
 

@@ -1,4 +1,4 @@
-#include "engine/graph/metrics.hpp"
+#include "sluice/engine/graph/metrics.hpp"
 
 #include <algorithm>
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/graph/job_graph.hpp"
+#include "sluice/engine/graph/job_graph.hpp"
 
 /// How the engine sees a JobGraph's operators. Internal to the engine.
 namespace sluice {

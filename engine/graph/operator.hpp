@@ -6,11 +6,11 @@
 #include <stdexcept>
 #include <string>
 
-#include "engine/common/error.hpp"
-#include "engine/data/batch.hpp"
-#include "engine/data/row.hpp"
-#include "engine/graph/metrics.hpp"
-#include "engine/state/state.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/data/batch.hpp"
+#include "sluice/engine/data/row.hpp"
+#include "sluice/engine/graph/metrics.hpp"
+#include "sluice/engine/state/state.hpp"
 
 /// The three interfaces a job author implements: Source, Operator and Sink.
 /// The engine creates one instance per subtask, calls it on that subtask's

@@ -1,11 +1,11 @@
-#include "engine/graph/options.hpp"
+#include "sluice/engine/graph/options.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <stdexcept>
 
-#include "engine/common/error.hpp"
+#include "sluice/engine/common/error.hpp"
 
 namespace sluice {
 namespace {

@@ -1,4 +1,4 @@
-#include "engine/graph/physical_plan.hpp"
+#include "sluice/engine/graph/physical_plan.hpp"
 
 #include <algorithm>
 

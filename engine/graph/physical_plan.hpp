@@ -3,9 +3,9 @@
 #include <string>
 #include <vector>
 
-#include "engine/graph/job_graph.hpp"
-#include "engine/graph/node_def.hpp"
-#include "engine/graph/runtime_options.hpp"
+#include "sluice/engine/graph/job_graph.hpp"
+#include "sluice/engine/graph/node_def.hpp"
+#include "sluice/engine/graph/runtime_options.hpp"
 
 namespace sluice {
 

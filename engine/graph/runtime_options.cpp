@@ -1,4 +1,4 @@
-#include "engine/graph/runtime_options.hpp"
+#include "sluice/engine/graph/runtime_options.hpp"
 
 #include <cstdlib>
 #include <functional>

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "engine/graph/options.hpp"
+#include "sluice/engine/graph/options.hpp"
 
 namespace sluice {
 

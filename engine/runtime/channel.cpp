@@ -1,4 +1,4 @@
-#include "engine/runtime/channel.hpp"
+#include "sluice/engine/runtime/channel.hpp"
 
 namespace sluice {
 

@@ -3,8 +3,8 @@
 #include <boost/lockfree/spsc_queue.hpp>
 #include <memory>
 
-#include "engine/data/batch.hpp"
-#include "engine/runtime/notifier.hpp"
+#include "sluice/engine/data/batch.hpp"
+#include "sluice/engine/runtime/notifier.hpp"
 
 namespace sluice {
 

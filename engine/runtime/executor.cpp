@@ -1,4 +1,4 @@
-#include "engine/runtime/executor.hpp"
+#include "sluice/engine/runtime/executor.hpp"
 
 #include <pthread.h>
 #include <spdlog/spdlog.h>
@@ -8,13 +8,13 @@
 #include <thread>
 #include <utility>  // Boost 1.74's Asio needs it under C++20.
 
-#include "engine/checkpoint/checkpoint_coordinator.hpp"
-#include "engine/checkpoint/checkpoint_storage.hpp"
-#include "engine/common/error.hpp"
-#include "engine/graph/node_def.hpp"
-#include "engine/graph/physical_plan.hpp"
-#include "engine/runtime/channel.hpp"
-#include "engine/runtime/task.hpp"
+#include "sluice/engine/checkpoint/checkpoint_coordinator.hpp"
+#include "sluice/engine/checkpoint/checkpoint_storage.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/graph/node_def.hpp"
+#include "sluice/engine/graph/physical_plan.hpp"
+#include "sluice/engine/runtime/channel.hpp"
+#include "sluice/engine/runtime/task.hpp"
 
 namespace sluice {
 

@@ -1,4 +1,4 @@
-#include "engine/runtime/input_gate.hpp"
+#include "sluice/engine/runtime/input_gate.hpp"
 
 #include <algorithm>
 

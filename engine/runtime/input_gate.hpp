@@ -3,8 +3,8 @@
 #include <memory>
 #include <vector>
 
-#include "engine/checkpoint/barrier_aligner.hpp"
-#include "engine/runtime/channel.hpp"
+#include "sluice/engine/checkpoint/barrier_aligner.hpp"
+#include "sluice/engine/runtime/channel.hpp"
 
 namespace sluice {
 

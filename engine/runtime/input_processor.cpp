@@ -1,4 +1,4 @@
-#include "engine/runtime/input_processor.hpp"
+#include "sluice/engine/runtime/input_processor.hpp"
 
 #include <memory>
 

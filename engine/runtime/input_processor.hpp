@@ -3,10 +3,10 @@
 #include <chrono>
 #include <cstdint>
 
-#include "engine/checkpoint/barrier_aligner.hpp"
-#include "engine/runtime/input_gate.hpp"
-#include "engine/runtime/record_writer.hpp"
-#include "engine/runtime/task_metrics.hpp"
+#include "sluice/engine/checkpoint/barrier_aligner.hpp"
+#include "sluice/engine/runtime/input_gate.hpp"
+#include "sluice/engine/runtime/record_writer.hpp"
+#include "sluice/engine/runtime/task_metrics.hpp"
 
 namespace sluice {
 

@@ -1,4 +1,4 @@
-#include "engine/runtime/job_run_state.hpp"
+#include "sluice/engine/runtime/job_run_state.hpp"
 
 #include <spdlog/spdlog.h>
 

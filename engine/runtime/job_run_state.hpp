@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/runtime/notifier.hpp"
+#include "sluice/engine/runtime/notifier.hpp"
 
 namespace sluice {
 

@@ -1,4 +1,4 @@
-#include "engine/runtime/mailbox.hpp"
+#include "sluice/engine/runtime/mailbox.hpp"
 
 namespace sluice {
 

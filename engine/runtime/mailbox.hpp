@@ -6,7 +6,7 @@
 #include <functional>
 #include <mutex>
 
-#include "engine/runtime/notifier.hpp"
+#include "sluice/engine/runtime/notifier.hpp"
 
 namespace sluice {
 

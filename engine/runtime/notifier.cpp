@@ -1,4 +1,4 @@
-#include "engine/runtime/notifier.hpp"
+#include "sluice/engine/runtime/notifier.hpp"
 
 #include <thread>
 

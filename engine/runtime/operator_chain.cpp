@@ -1,8 +1,8 @@
-#include "engine/runtime/operator_chain.hpp"
+#include "sluice/engine/runtime/operator_chain.hpp"
 
 #include <type_traits>
 
-#include "engine/common/error.hpp"
+#include "sluice/engine/common/error.hpp"
 
 namespace sluice {
 namespace {

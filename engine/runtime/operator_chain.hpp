@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
-#include "engine/graph/job_graph.hpp"
-#include "engine/graph/node_def.hpp"
-#include "engine/graph/operator.hpp"
-#include "engine/runtime/record_writer.hpp"
-#include "engine/runtime/task_metrics.hpp"
+#include "sluice/engine/graph/job_graph.hpp"
+#include "sluice/engine/graph/node_def.hpp"
+#include "sluice/engine/graph/operator.hpp"
+#include "sluice/engine/runtime/record_writer.hpp"
+#include "sluice/engine/runtime/task_metrics.hpp"
 
 /// The operators of one task and how batches move between them. Internal to
 /// the engine.

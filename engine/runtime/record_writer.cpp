@@ -1,4 +1,4 @@
-#include "engine/runtime/record_writer.hpp"
+#include "sluice/engine/runtime/record_writer.hpp"
 
 #include <chrono>
 

@@ -4,12 +4,12 @@
 #include <memory>
 #include <vector>
 
-#include "engine/common/operator_failure.hpp"
-#include "engine/data/batch.hpp"
-#include "engine/graph/job_graph.hpp"
-#include "engine/graph/operator.hpp"
-#include "engine/runtime/channel.hpp"
-#include "engine/runtime/task_metrics.hpp"
+#include "sluice/engine/common/operator_failure.hpp"
+#include "sluice/engine/data/batch.hpp"
+#include "sluice/engine/graph/job_graph.hpp"
+#include "sluice/engine/graph/operator.hpp"
+#include "sluice/engine/runtime/channel.hpp"
+#include "sluice/engine/runtime/task_metrics.hpp"
 
 namespace sluice {
 

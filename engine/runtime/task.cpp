@@ -1,12 +1,12 @@
-#include "engine/runtime/task.hpp"
+#include "sluice/engine/runtime/task.hpp"
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "engine/common/error.hpp"
-#include "engine/graph/node_def.hpp"
-#include "engine/state/lazy_state_store.hpp"
-#include "engine/state/state_store.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/graph/node_def.hpp"
+#include "sluice/engine/state/lazy_state_store.hpp"
+#include "sluice/engine/state/state_store.hpp"
 
 namespace sluice {
 namespace {

@@ -10,19 +10,19 @@
 #include <string>
 #include <vector>
 
-#include "engine/checkpoint/checkpoint_protocol.hpp"
-#include "engine/checkpoint/checkpoint_storage.hpp"
-#include "engine/checkpoint/subtask_checkpointer.hpp"
-#include "engine/graph/job_graph.hpp"
-#include "engine/graph/physical_plan.hpp"
-#include "engine/runtime/input_gate.hpp"
-#include "engine/runtime/input_processor.hpp"
-#include "engine/runtime/job_run_state.hpp"
-#include "engine/runtime/mailbox.hpp"
-#include "engine/runtime/notifier.hpp"
-#include "engine/runtime/operator_chain.hpp"
-#include "engine/runtime/record_writer.hpp"
-#include "engine/runtime/task_metrics.hpp"
+#include "sluice/engine/checkpoint/checkpoint_protocol.hpp"
+#include "sluice/engine/checkpoint/checkpoint_storage.hpp"
+#include "sluice/engine/checkpoint/subtask_checkpointer.hpp"
+#include "sluice/engine/graph/job_graph.hpp"
+#include "sluice/engine/graph/physical_plan.hpp"
+#include "sluice/engine/runtime/input_gate.hpp"
+#include "sluice/engine/runtime/input_processor.hpp"
+#include "sluice/engine/runtime/job_run_state.hpp"
+#include "sluice/engine/runtime/mailbox.hpp"
+#include "sluice/engine/runtime/notifier.hpp"
+#include "sluice/engine/runtime/operator_chain.hpp"
+#include "sluice/engine/runtime/record_writer.hpp"
+#include "sluice/engine/runtime/task_metrics.hpp"
 
 namespace sluice {
 

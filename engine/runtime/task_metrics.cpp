@@ -1,4 +1,4 @@
-#include "engine/runtime/task_metrics.hpp"
+#include "sluice/engine/runtime/task_metrics.hpp"
 
 namespace sluice {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/graph/metrics.hpp"
+#include "sluice/engine/graph/metrics.hpp"
 
 namespace sluice {
 

@@ -1,9 +1,9 @@
-#include "engine/state/state.hpp"
+#include "sluice/engine/state/state.hpp"
 
-#include "engine/common/error.hpp"
-#include "engine/data/value_codec.hpp"
-#include "engine/state/lazy_state_store.hpp"
-#include "engine/state/state_store.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/data/value_codec.hpp"
+#include "sluice/engine/state/lazy_state_store.hpp"
+#include "sluice/engine/state/state_store.hpp"
 
 namespace sluice {
 namespace {

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "engine/data/value_codec.hpp"
+#include "sluice/engine/data/value_codec.hpp"
 
 namespace sluice {
 

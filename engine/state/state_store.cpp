@@ -1,4 +1,4 @@
-#include "engine/state/state_store.hpp"
+#include "sluice/engine/state/state_store.hpp"
 
 #include <fcntl.h>
 #include <rocksdb/db.h>
@@ -14,7 +14,7 @@
 #include <cstdarg>
 #include <cstdio>
 
-#include "engine/common/error.hpp"
+#include "sluice/engine/common/error.hpp"
 
 namespace fs = std::filesystem;
 

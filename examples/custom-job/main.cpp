@@ -15,7 +15,7 @@
 #include <optional>
 #include <vector>
 
-#include "cli/run_cli.hpp"
+#include <sluice/cli/run_cli.hpp>
 
 using namespace sluice;
 
