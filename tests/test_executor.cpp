@@ -755,7 +755,7 @@ TEST_CASE("keyed state follows the key of each record after key_by", "[engine]")
   DatagenOptions gen;
   gen.rows = 3000;
   const Schema counted = Schema::parse("key BIGINT, count BIGINT");
-  const auto run = [&](bool keyed) {
+  const auto run = [&](bool keyed, bool declared) {
     JobGraph graph("per-key");
     Stream numbers = graph.source("numbers", datagen_source(gen)).map("bucket", [](Row row) {
       row.fields[0] = row.fields[0].as_bigint() % 3;
@@ -764,9 +764,10 @@ TEST_CASE("keyed state follows the key of each record after key_by", "[engine]")
     if (keyed) numbers = numbers.key_by({"id"});
     auto collected = std::make_shared<CollectedRows>();
     numbers
-        .transform(
-            "count", [](const SubtaskInfo&) { return std::make_unique<CountPerKey>(); },
-            StreamType{counted, ChangelogMode::insert_only()})
+        .transform("count",
+                   {.create = [](const SubtaskInfo&) { return std::make_unique<CountPerKey>(); },
+                    .output = StreamType{counted, ChangelogMode::insert_only()},
+                    .keyed_state = declared})
         .parallelism(2)
         .sink("collect", collect_sink(collected));
     RuntimeOptions options = RuntimeOptions::without_checkpoints();
@@ -774,7 +775,7 @@ TEST_CASE("keyed state follows the key of each record after key_by", "[engine]")
     JobResult result = Executor(options).run(graph);
     return std::make_pair(std::move(result), collected->rows());
   };
-  const auto [result, rows] = run(true);
+  const auto [result, rows] = run(true, true);
   REQUIRE(result.finished());
   std::map<int64_t, int64_t> last;  // per key, the highest count seen
   for (const Row& row : rows) {
@@ -782,8 +783,20 @@ TEST_CASE("keyed state follows the key of each record after key_by", "[engine]")
         std::max(last[row.fields[0].as_bigint()], row.fields[1].as_bigint());
   }
   CHECK(last == std::map<int64_t, int64_t>{{0, 1000}, {1, 1000}, {2, 1000}});
-  const auto [unkeyed, ignored] = run(false);
+
+  // Declared, without key_by: validate() says what to add, before anything runs.
+  const auto [invalid, none] = run(false, true);
+  CHECK(invalid.status == JobResult::Status::kFailed);
+  CHECK(invalid.failed_operator.empty());
+  CHECK(none.empty());
+  CHECK_THAT(invalid.error, Catch::Contains("operator 'count': it keeps keyed state") &&
+                                Catch::Contains("put key_by(columns) before it"));
+  // Not declared: the operator fails as it opens its keyed state, before any record.
+  const auto [unkeyed, nothing] = run(false, false);
   CHECK(unkeyed.status == JobResult::Status::kFailed);
-  CHECK_THAT(unkeyed.error, Catch::Contains("operator 'count'") &&
-                                Catch::Contains("must be partitioned with key_by"));
+  CHECK(unkeyed.failed_operator == "count");
+  CHECK(nothing.empty());
+  CHECK_THAT(unkeyed.error, Catch::Contains("keeps keyed state in 2 subtasks") &&
+                                Catch::Contains("put key_by(columns) before it"));
+  CHECK(holds<ConfigError>(unkeyed.exception));
 }

@@ -182,3 +182,46 @@ TEST_CASE("a stream with key-only deletes goes into an operator only through nor
                                      "primary key; its input has none")));
   }
 }
+
+TEST_CASE("an operator with keyed state needs key_by, unless it runs with parallelism 1",
+          "[engine]") {
+  const auto keyed_counter = [](Stream input, int parallelism) {
+    input
+        .transform("count", {.create = [](const SubtaskInfo&) -> std::unique_ptr<Operator> {
+                               return nullptr;
+                             },
+                             .keyed_state = true})
+        .parallelism(parallelism)
+        .sink("out", blackhole_sink());
+  };
+  {
+    JobGraph graph("unkeyed");
+    keyed_counter(graph.source("numbers", datagen_source({})), 2);
+    const auto problems = graph.validate();
+    REQUIRE(problems.size() == 1);
+    CHECK_THAT(problems[0], Catch::StartsWith("operator 'count': it keeps keyed state") &&
+                                Catch::Contains("put key_by(columns) before it"));
+  }
+  {
+    // The job's default parallelism may be above 1: also rejected.
+    JobGraph graph("default-parallelism");
+    Stream numbers = graph.source("numbers", datagen_source({}));
+    numbers
+        .transform("count", {.create = [](const SubtaskInfo&) -> std::unique_ptr<Operator> {
+                               return nullptr;
+                             },
+                             .keyed_state = true})
+        .sink("out", blackhole_sink());
+    CHECK(graph.validate().size() == 1);
+  }
+  {
+    JobGraph graph("keyed");
+    keyed_counter(graph.source("numbers", datagen_source({})).key_by({"id"}), 2);
+    CHECK(graph.validate().empty());
+  }
+  {
+    JobGraph graph("one-subtask");
+    keyed_counter(graph.source("numbers", datagen_source({})), 1);
+    CHECK(graph.validate().empty());
+  }
+}

@@ -128,12 +128,14 @@ Stream keyed_aggregate(Stream input, std::string name, std::vector<std::string> 
   };
   const size_t value_index = value.value_or(0);
   return input.key_by(std::move(key_columns))
-      .transform(
-          std::move(name),
-          [keys, value_index, sum_type](const SubtaskInfo&) {
-            return std::make_unique<KeyedAggregate>(keys, value_index, sum_type);
-          },
-          std::move(output), check);
+      .transform(std::move(name), {.create =
+                                       [keys, value_index, sum_type](const SubtaskInfo&) {
+                                         return std::make_unique<KeyedAggregate>(keys, value_index,
+                                                                                 sum_type);
+                                       },
+                                   .output = std::move(output),
+                                   .check = check,
+                                   .keyed_state = true});
 }
 
 }  // namespace sluice

@@ -45,10 +45,12 @@ Stream project(Stream input, std::string name, std::vector<std::string> columns)
     }
     return problems;
   };
-  return input.transform(
-      std::move(name),
-      [indexes](const SubtaskInfo&) { return std::make_unique<ProjectOperator>(indexes); },
-      std::move(output), check);
+  return input.transform(std::move(name), {.create =
+                                               [indexes](const SubtaskInfo&) {
+                                                 return std::make_unique<ProjectOperator>(indexes);
+                                               },
+                                           .output = std::move(output),
+                                           .check = check});
 }
 
 }  // namespace sluice

@@ -26,14 +26,12 @@ Stream Stream::add(NodeDef node) {
   return Stream(graph_, static_cast<int>(graph_->nodes_.size()) - 1);
 }
 
-Stream Stream::transform(std::string name, OperatorFactory factory,
-                         std::optional<StreamType> output,
-                         std::function<std::vector<std::string>(const StreamType&)> check) {
+Stream Stream::transform(std::string name, OperatorDef def) {
+  StreamType output = def.output ? std::move(*def.output) : type();
   NodeDef node{.kind = NodeKind::kOperator,
                .name = std::move(name),
-               .output = output ? std::move(*output) : type(),
-               .op = std::move(factory),
-               .op_check = std::move(check)};
+               .output = std::move(output),
+               .op = std::move(def)};
   return add(std::move(node));
 }
 
@@ -50,8 +48,9 @@ Stream Stream::normalize(std::string name) {
       key_by(input.schema.primary_key_names())
           .transform(
               std::move(name),
-              [](const SubtaskInfo&) { return std::make_unique<ChangelogNormalize>(); },
-              std::move(output));
+              {.create = [](const SubtaskInfo&) { return std::make_unique<ChangelogNormalize>(); },
+               .output = std::move(output),
+               .keyed_state = true});
   NodeDef& node = graph_->nodes_[normalized.node_];
   node.takes_key_only_deletes = true;
   if (!node.output.schema.has_primary_key()) {
@@ -167,7 +166,13 @@ std::vector<std::string> JobGraph::validate() const {
         }
         break;
       case NodeKind::kOperator:
-        if (!node.op) problems.push_back(who + ": the operator has no factory");
+        if (!node.op.create) problems.push_back(who + ": the operator has no factory");
+        if (node.op.keyed_state && node.inputs.at(0).partitioning != Partitioning::kHash &&
+            node.parallelism != 1) {
+          problems.push_back(who +
+                             ": it keeps keyed state, so all records of a key must reach one "
+                             "subtask: put key_by(columns) before it (or give it parallelism 1)");
+        }
         if (nodes_[node.inputs.at(0).from].output.key_only_deletes &&
             !node.takes_key_only_deletes) {
           problems.push_back(who +
@@ -175,8 +180,8 @@ std::vector<std::string> JobGraph::validate() const {
                              "columns NULL; put normalize() before it, which gives every "
                              "delete its whole row");
         }
-        if (node.op_check) {
-          for (const auto& problem : node.op_check(nodes_[node.inputs.at(0).from].output)) {
+        if (node.op.check) {
+          for (const auto& problem : node.op.check(nodes_[node.inputs.at(0).from].output)) {
             problems.push_back(who + ": " + problem);
           }
         }

@@ -39,6 +39,20 @@ struct SourceDef {
   int max_parallelism = 0;
 };
 
+/// An operator as the graph sees it before anything runs.
+struct OperatorDef {
+  OperatorFactory create;
+  /// What it emits; by default what it takes.
+  std::optional<StreamType> output;
+  /// Checks the operator against its input at validate(); returns the problems.
+  std::function<std::vector<std::string>(const StreamType& input)> check;
+  /// Whether it keeps keyed state (keyed_value_state(), keyed_map_state()).
+  /// Then all records of a key must reach the subtask holding its state:
+  /// validate() requires its input to come through key_by, unless it runs
+  /// with parallelism 1.
+  bool keyed_state = false;
+};
+
 /// A sink as the graph sees it before anything runs.
 struct SinkDef {
   SinkFactory create;
@@ -166,8 +180,9 @@ class Stream {
   /// A map that changes the columns, `fn(Row) -> Row`: `output` describes its records.
   template <typename F>
   Stream map(std::string name, F fn, Schema output) {
-    return transform(std::move(name), factory_of<detail::MapOperator<F>>(std::move(fn)),
-                     StreamType{std::move(output), type().mode});
+    return transform(std::move(name),
+                     OperatorDef{.create = factory_of<detail::MapOperator<F>>(std::move(fn)),
+                                 .output = StreamType{std::move(output), type().mode}});
   }
   /// Keeps the records for which `predicate(RowRef)` (or `predicate(const Row&)`) holds.
   template <typename F>
@@ -180,11 +195,12 @@ class Stream {
   Stream flat_map(std::string name, F fn) {
     return transform(std::move(name), factory_of<detail::FlatMapOperator<F>>(std::move(fn)));
   }
-  /// A custom operator; `output` defaults to this stream's type. `check`, if
-  /// given, is run by validate() on this stream's type and returns problems.
-  Stream transform(std::string name, OperatorFactory factory,
-                   std::optional<StreamType> output = std::nullopt,
-                   std::function<std::vector<std::string>(const StreamType& input)> check = {});
+  /// A custom operator.
+  Stream transform(std::string name, OperatorDef def);
+  /// A custom operator that emits what it takes and keeps no keyed state.
+  Stream transform(std::string name, OperatorFactory factory) {
+    return transform(std::move(name), OperatorDef{.create = std::move(factory)});
+  }
   SinkHandle sink(std::string name, SinkDef def);
 
   /// Flink's ChangelogNormalize (see ChangelogNormalize): keyed by the

@@ -26,9 +26,7 @@ struct NodeDef {
   std::vector<EdgeDef> inputs;
   StreamType output;  ///< what it emits (sinks: nothing)
   SourceDef source;
-  OperatorFactory op;
-  /// Operators: checks the input at validate(); returns the problems.
-  std::function<std::vector<std::string>(const StreamType& input)> op_check;
+  OperatorDef op;
   SinkDef sink;
   /// Operators: takes a stream with key-only deletes (normalize()).
   bool takes_key_only_deletes = false;

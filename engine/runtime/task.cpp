@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "sluice/engine/common/error.hpp"
+#include "sluice/engine/common/text.hpp"
 #include "sluice/engine/graph/node_def.hpp"
 #include "sluice/engine/state/lazy_state_store.hpp"
 #include "sluice/engine/state/state_store.hpp"
@@ -43,9 +44,11 @@ class Task::Context final : public SinkContext, public KeyTaker {
     return RawListState(store_, name);
   }
   RawKeyedValueState raw_keyed_value_state(const std::string& name) override {
+    require_keyed_input();
     return RawKeyedValueState(store_, name);
   }
   RawKeyedMapState raw_keyed_map_state(const std::string& name) override {
+    require_keyed_input();
     return RawKeyedMapState(store_, name);
   }
   std::optional<int64_t> restored_checkpoint() const override {
@@ -61,6 +64,10 @@ class Task::Context final : public SinkContext, public KeyTaker {
   /// Makes the operator's keyed state follow the key columns `key` of each
   /// record, taken by take_key() before the operator sees it.
   void key_by(std::vector<size_t> key) { key_ = std::move(key); }
+  /// Marks a parallel operator whose input is not keyed: keyed state there
+  /// would split a key's records over subtasks (validate() catches the
+  /// operators that declare OperatorDef::keyed_state; this, the others).
+  void forbid_keyed_state() { keyed_state_forbidden_ = true; }
   void take_key(RowRef row) override { current_key_ = encode_key(row, *key_); }
   bool keyed() const { return key_.has_value(); }
   bool wants_keys() const override { return key_wanted_; }
@@ -71,6 +78,13 @@ class Task::Context final : public SinkContext, public KeyTaker {
   StateStore* store_to_snapshot() { return store_.for_read(); }
 
  private:
+  void require_keyed_input() const {
+    if (!keyed_state_forbidden_) return;
+    throw ConfigError("it keeps keyed state in " + count_of(info_.parallelism, "subtask") +
+                      ", but its input is not partitioned by key: put key_by(columns) before it, "
+                      "so that all records of a key reach the subtask that holds its state");
+  }
+
   std::optional<std::filesystem::path> saved_state() const {
     if (!task_.checkpointing_.restored) return std::nullopt;
     auto dir = task_.checkpointing_.storage->subtask_dir(*task_.checkpointing_.restored,
@@ -82,6 +96,7 @@ class Task::Context final : public SinkContext, public KeyTaker {
   Task& task_;
   SubtaskInfo info_;
   std::optional<std::vector<size_t>> key_;  // the input's key_by columns
+  bool keyed_state_forbidden_ = false;
   std::string current_key_;
   // Whether the operator asked for the current key (its keyed state does,
   // when it is created): only then is it set per record.
@@ -180,6 +195,8 @@ void Task::open_chain() {
       std::vector<size_t> key;
       for (const auto& column : node.inputs[0].key_columns) key.push_back(input.require(column));
       m.context->key_by(std::move(key));
+    } else if (node.kind == NodeKind::kOperator && parallelism_ > 1) {
+      m.context->forbid_keyed_state();
     }
     guarded(node.name, [&] {
       switch (node.kind) {
@@ -187,7 +204,7 @@ void Task::open_chain() {
           m.source = node.source.create(info);
           break;
         case NodeKind::kOperator:
-          m.op = node.op(info);
+          m.op = node.op.create(info);
           break;
         case NodeKind::kSink:
           m.sink = node.sink.create(info);
