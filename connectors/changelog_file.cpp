@@ -433,7 +433,7 @@ class ChangelogFileSource final : public Source {
         reject(*record, e.what());
         continue;
       }
-      for (Row& row : rows) out.emit(std::move(row));
+      for (const Row& row : rows) out.emit(row, record->line);
     }
     return PollResult::kMoreAvailable;
   }
@@ -557,6 +557,10 @@ SourceDef changelog_file_source(const ChangelogFileOptions& options) {
       },
       .rate = options.rate,
       .max_parallelism = 1,
+      .describe_position =
+          [path = options.path](int64_t line) {
+            return "line " + std::to_string(line) + " of " + path;
+          },
   };
 }
 

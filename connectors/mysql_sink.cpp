@@ -110,6 +110,8 @@ class MySqlSink final : public Sink {
                                   .records_send = &context.counter("numRecordsSend"),
                                   .bytes_send = &context.counter("numBytesSend"),
                                   .records_send_errors = &context.counter("numRecordsSendErrors")});
+    writer_->set_position_names(
+        [&context](int64_t position) { return context.describe_position(position); });
     // Fail before any record if the table does not fit.
     with_retries(retry_, "connecting to", target_, [&](int) {
       connection_ = connect_();

@@ -40,9 +40,14 @@ MySqlError StatementWriter::with_rejected_row(const MySqlError& e, const Batch& 
     which += (which.empty() ? "" : ", ") + batch.schema().column(k).name + "=" +
              change.value(k).to_string();
   }
+  std::string where;
+  if (const auto position = batch.position(rows[row - 1]); position && describe_position_) {
+    where = describe_position_(*position);
+  }
   return MySqlError(
       e.code(), message + "; that is the change " +
-                    (which.empty() ? shortened_sql(change.to_string(), 200) : "of key " + which));
+                    (which.empty() ? shortened_sql(change.to_string(), 200) : "of key " + which) +
+                    (where.empty() ? "" : ", from " + where));
 }
 
 bool is_exact_key_column(const DataType& type) {

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,11 @@ class StatementWriter {
 
   /// Sizes statements for a server with this max_allowed_packet.
   void set_max_allowed_packet(uint64_t bytes) { packet_budget_ = bytes / 2; }
+  /// How a row's input position is named when the server refuses the row
+  /// (SinkContext::describe_position).
+  void set_position_names(std::function<std::string(int64_t position)> describe) {
+    describe_position_ = std::move(describe);
+  }
 
   /// Writes upsert-mode runs of `rows`' rows in their order, on
   /// `connection`, in the transaction the caller has open.
@@ -122,6 +128,7 @@ class StatementWriter {
   std::vector<size_t> key_;
   Counters counters_;
   uint64_t packet_budget_ = 1 << 19;
+  std::function<std::string(int64_t position)> describe_position_;
 };
 
 }  // namespace sluice

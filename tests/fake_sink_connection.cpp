@@ -183,9 +183,9 @@ void FakeServer::check(uint64_t id, const std::string& call) {
     throw MySqlError(2013, "Lost connection to server during query");
   for (auto it = failures_.begin(); it != failures_.end(); ++it) {
     if (call.starts_with(it->prefix) && (!it->while_prepared || !prepared.empty())) {
-      const unsigned code = it->code;
+      const MySqlError error(it->code, "fake failure of " + call + it->detail);
       failures_.erase(it);
-      throw MySqlError(code, "fake failure of " + call);
+      throw error;
     }
   }
 }

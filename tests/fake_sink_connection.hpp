@@ -29,9 +29,11 @@ class FakeServer {
 
   /// The next call whose log text (without "c<id> ") starts with `prefix`
   /// throws MySqlError `code`; with `while_prepared`, the next such call
-  /// made while an XA transaction is prepared.
-  void fail_next(std::string prefix, unsigned code, bool while_prepared = false) {
-    failures_.push_back({std::move(prefix), code, while_prepared});
+  /// made while an XA transaction is prepared. `detail` ends the message
+  /// (" at row 2", as the server names a row it refused).
+  void fail_next(std::string prefix, unsigned code, bool while_prepared = false,
+                 std::string detail = "") {
+    failures_.push_back({std::move(prefix), code, while_prepared, std::move(detail)});
   }
   size_t pending_failures() const { return failures_.size(); }
   /// Ends connection `id` as KILL would: its next call fails with 2013.
@@ -82,6 +84,7 @@ class FakeServer {
     std::string prefix;
     unsigned code;
     bool while_prepared;
+    std::string detail;
   };
   std::vector<Failure> failures_;
 };

@@ -207,3 +207,31 @@ TEST_CASE("append_columns projects the selected rows, column by column", "[batch
   CHECK_THROWS_AS(out.append_columns(batch, wrong), std::logic_error);
   CHECK(out.size() == 2);
 }
+
+TEST_CASE("input positions travel with their rows, and only where a source set them", "[batch]") {
+  const Schema schema = Schema::parse("id BIGINT, note STRING");
+  Batch from(schema);
+  for (int64_t id = 1; id <= 4; ++id) from.append(Row(RowKind::kInsert, {id, "n"}));
+  CHECK_FALSE(from.position(0).has_value());
+  from.set_position(1, 11);
+  from.set_position(3, 13);
+  from.keep_if([&](uint32_t row) { return row != 0; });  // rows 1, 2, 3
+
+  Batch to(schema);
+  to.append(Row(RowKind::kInsert, {int64_t{9}, "before"}));  // no position
+  to.append(from);
+  REQUIRE(to.size() == 4);
+  CHECK_FALSE(to.position(0).has_value());
+  CHECK(to.position(1) == 11);
+  CHECK_FALSE(to.position(2).has_value());
+  CHECK(to.position(3) == 13);
+  to.append(Row(RowKind::kInsert, {int64_t{10}, "after"}));
+  CHECK_FALSE(to.position(4).has_value());
+
+  Batch moved(schema);
+  moved.take(to);  // takes the storage: the positions come along
+  CHECK(moved.position(3) == 13);
+  moved.clear();
+  moved.append(Row(RowKind::kInsert, {int64_t{1}, "x"}));
+  CHECK_FALSE(moved.position(0).has_value());
+}

@@ -135,10 +135,11 @@ TEST_CASE("a value the server refuses fails the job at once, without restarts", 
       dir.path().string());
   INFO(result.output);
   CHECK(result.status == 1);
-  CHECK_THAT(result.output, Catch::Contains("MySQL error 1406") &&
-                                Catch::Contains("that is the change of key id=2") &&
-                                Catch::Contains("not restarting") &&
-                                !Catch::Contains("restarting (") && !Catch::Contains("retrying"));
+  CHECK_THAT(result.output,
+             Catch::Contains("MySQL error 1406") &&
+                 Catch::Contains("that is the change of key id=2, from line 3 of " + file) &&
+                 Catch::Contains("not restarting") && !Catch::Contains("restarting (") &&
+                 !Catch::Contains("retrying"));
 }
 
 TEST_CASE("orders-exactly-once commits its XA transactions and finds the table matching", "[mysql][xa]") {

@@ -134,6 +134,36 @@ TEST_CASE("a refused value or a missing table fails at once; retries end with th
   CHECK(server.table.empty());
 }
 
+TEST_CASE("a refused row is named by its key and its input position", "[sink-parts]") {
+  FakeServer server;
+  WriterCounters counters;
+  StatementWriter writer("t", kNumbered, {0}, true, 0, counters.pointers());
+  writer.set_position_names(
+      [](int64_t line) { return "line " + std::to_string(line) + " of f.csv"; });
+  Batch rows(kNumbered);
+  rows.append(Row(RowKind::kInsert, {int64_t{1}, "a"}));
+  rows.set_position(0, 7);
+  rows.append(Row(RowKind::kInsert, {int64_t{2}, "too long"}));
+  rows.set_position(1, 9);
+  Batch copied(kNumbered);  // as a sink's buffer holds them
+  copied.append(rows);
+  std::unique_ptr<SinkConnection> connection;
+  const RetryPolicy policy{.max_retries = 0, .retries = &counters.retries};
+  const auto write = [&] {
+    writer.in_transaction(connection, server.connector(), policy, "table 't'",
+                          [&](SinkConnection& c) { writer.append(c, copied); });
+  };
+  server.fail_next("UPSERT", 1406, false, " at row 2");
+  CHECK_THROWS_WITH(write(), Catch::Contains("at row 2; that is the change of key id=2, from "
+                                             "line 9 of f.csv"));
+  // A row with no position is named by its key alone.
+  Batch unplaced(kNumbered);
+  unplaced.append(Row(RowKind::kInsert, {int64_t{3}, "x"}));
+  copied = std::move(unplaced);
+  server.fail_next("UPSERT", 1406, false, " at row 1");
+  CHECK_THROWS_WITH(write(), Catch::EndsWith("that is the change of key id=3"));
+}
+
 // The rule, on random changelogs with random flush points: after the last
 // flush the table equals the changes applied in order. String keys run
 // against a table that ignores case, as utf8mb4_unicode_ci does.

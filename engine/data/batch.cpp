@@ -150,8 +150,14 @@ uint32_t Batch::add_rows(uint32_t n, RowKind kind) {
     for (uint32_t i = 0; i < n; ++i) selection_.push_back(first + i);
   }
   kinds_.resize(kinds_.size() + n, kind);
+  if (!positions_.empty()) positions_.resize(kinds_.size(), -1);
   for (ColumnVector& column : columns_) column.grow(n);
   return first;
+}
+
+void Batch::set_position(uint32_t row, int64_t position) {
+  if (positions_.empty()) positions_.resize(size(), -1);
+  positions_[row] = position;
 }
 
 std::string Batch::misfit(const Row& row) const {
@@ -211,6 +217,7 @@ void Batch::append_columns(const Batch& from, std::span<const size_t> columns) {
 void Batch::take(Batch& from) {
   if (size() == 0 && same_layout(from)) {
     kinds_.swap(from.kinds_);
+    positions_.swap(from.positions_);
     columns_.swap(from.columns_);
     std::swap(all_selected_, from.all_selected_);
     selection_.swap(from.selection_);
@@ -230,6 +237,12 @@ void Batch::append_selected(const Batch& from, const uint32_t* rows, uint32_t n,
     kinds_.insert(kinds_.end(), from.kinds_.begin(), from.kinds_.begin() + n);
   } else {
     for (uint32_t i = 0; i < n; ++i) kinds_.push_back(from.kinds_[rows[i]]);
+  }
+  if (!from.positions_.empty()) {
+    positions_.resize(first, -1);
+    for (uint32_t i = 0; i < n; ++i) positions_.push_back(from.positions_[rows ? rows[i] : i]);
+  } else if (!positions_.empty()) {
+    positions_.resize(kinds_.size(), -1);
   }
   for (size_t c = 0; c < columns_.size(); ++c) {
     columns_[c].append_from(from.columns_[columns ? columns[c] : c], rows, n);
@@ -262,6 +275,7 @@ bool Batch::same_layout(const Batch& other) const {
 
 void Batch::clear() {
   kinds_.clear();
+  positions_.clear();
   for (ColumnVector& column : columns_) column.clear();
   all_selected_ = true;
   selection_.clear();

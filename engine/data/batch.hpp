@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -155,6 +156,18 @@ class Batch {
 
   RowKind kind(uint32_t row) const { return kinds_[row]; }
   void set_kind(uint32_t row, RowKind kind) { kinds_[row] = kind; }
+
+  /// Where row `row` came from in its source's input (a changelog file's
+  /// line, say: SourceDef::describe_position says), if the source said.
+  /// Positions travel with the rows through in-place operators, channels
+  /// and sink buffers; a row emitted as a new Row has none. A batch keeps
+  /// them only once a source set one: others pay nothing.
+  std::optional<int64_t> position(uint32_t row) const {
+    if (positions_.empty() || positions_[row] < 0) return std::nullopt;
+    return positions_[row];
+  }
+  /// Sets row `row`'s position (at least 0).
+  void set_position(uint32_t row, int64_t position);
   ColumnVector& column(size_t i) { return columns_[i]; }
   const ColumnVector& column(size_t i) const { return columns_[i]; }
 
@@ -213,6 +226,8 @@ class Batch {
 
   const Schema* schema_;
   std::vector<RowKind> kinds_;
+  // Empty, or a position per row: -1 where there is none.
+  std::vector<int64_t> positions_;
   std::vector<ColumnVector> columns_;
   bool all_selected_ = true;
   std::vector<uint32_t> selection_;  // when !all_selected_

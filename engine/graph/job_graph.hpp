@@ -37,6 +37,9 @@ struct SourceDef {
   /// The most subtasks it can run with (a single file: 1); 0 = any. The
   /// job's default parallelism is capped at it.
   int max_parallelism = 0;
+  /// Names a position it gave a row (Collector::emit(row, position)) in an
+  /// error message, e.g. "line 12 of orders.csv".
+  std::function<std::string(int64_t position)> describe_position;
 };
 
 /// An operator as the graph sees it before anything runs.

@@ -33,6 +33,12 @@ class Collector {
       throw DataError("emitted " + row.to_string() + ", but " + problem);
     }
   }
+  /// The same, for a source: with where `row` is in its input (a line of a
+  /// file, say), which errors about the row name (SourceDef::describe_position).
+  void emit(const Row& row, int64_t position) {
+    emit(row);
+    out_->set_position(out_->size() - 1, position);
+  }
   /// Appends a row of a batch with the same column types.
   void emit(RowRef row) { out_->append_from(row.batch(), row.index()); }
   /// Hands on every selected row of `rows` and empties it; when nothing
@@ -91,6 +97,10 @@ class OperatorContext {
   KeyedMapState<T> keyed_map_state(const std::string& name) {
     return KeyedMapState<T>(raw_keyed_map_state(name));
   }
+  /// How the source this operator's input comes from names a row's input
+  /// position (Batch::position()): "line 12 of orders.csv". Empty when it
+  /// does not say.
+  virtual std::string describe_position(int64_t position) const = 0;
   /// The checkpoint this run resumed from, if it resumed.
   virtual std::optional<int64_t> restored_checkpoint() const = 0;
   /// Whether the job takes checkpoints (checkpoint.interval > 0).

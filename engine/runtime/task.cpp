@@ -23,7 +23,8 @@ constexpr std::chrono::microseconds kLastIdleWait = 5ms;
 
 class Task::Context final : public SinkContext, public KeyTaker {
  public:
-  Context(Task& task, SubtaskInfo info) : task_(task), info_(std::move(info)) {}
+  Context(Task& task, const NodeDef& node, SubtaskInfo info)
+      : task_(task), node_(node), info_(std::move(info)) {}
 
   const SubtaskInfo& subtask() const override { return info_; }
   Counter& counter(const std::string& name) override {
@@ -50,6 +51,15 @@ class Task::Context final : public SinkContext, public KeyTaker {
   RawKeyedMapState raw_keyed_map_state(const std::string& name) override {
     require_keyed_input();
     return RawKeyedMapState(store_, name);
+  }
+  std::string describe_position(int64_t position) const override {
+    // The input comes from one source, through operators with one input each.
+    const NodeDef* node = &node_;
+    while (node->kind != NodeKind::kSource && !node->inputs.empty()) {
+      node = &task_.graph_.nodes()[node->inputs[0].from];
+    }
+    if (node->kind != NodeKind::kSource || !node->source.describe_position) return "";
+    return node->source.describe_position(position);
   }
   std::optional<int64_t> restored_checkpoint() const override {
     return task_.checkpointing_.restored;
@@ -94,6 +104,7 @@ class Task::Context final : public SinkContext, public KeyTaker {
   }
 
   Task& task_;
+  const NodeDef& node_;
   SubtaskInfo info_;
   std::optional<std::vector<size_t>> key_;  // the input's key_by columns
   bool keyed_state_forbidden_ = false;
@@ -186,7 +197,7 @@ void Task::open_chain() {
     const NodeDef& node = graph_.nodes()[nodes_[i]];
     Member m{&node, &metrics_.operators[i],
              std::make_unique<Context>(
-                 *this, SubtaskInfo{graph_.name(), node.name, subtask_, parallelism_})};
+                 *this, node, SubtaskInfo{graph_.name(), node.name, subtask_, parallelism_})};
     const SubtaskInfo& info = m.context->subtask();
     // An input partitioned with key_by keys the operator's keyed state.
     if (node.kind == NodeKind::kOperator && node.inputs.size() == 1 &&
