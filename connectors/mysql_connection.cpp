@@ -15,6 +15,8 @@ DataType type_of(const TableColumn& column) {
   const std::string& t = column.column_type;
   const auto starts = [&](std::string_view prefix) { return t.rfind(prefix, 0) == 0; };
   if (starts("tinyint(1)") || starts("boolean")) return DataType::boolean();
+  // Beyond BIGINT's range: exact as a DECIMAL, as Flink maps it.
+  if (starts("bigint") && t.find("unsigned") != std::string::npos) return DataType::decimal(20, 0);
   if (starts("bigint") || starts("int") || starts("mediumint") || starts("smallint") ||
       starts("tinyint") || starts("year")) {
     return DataType::bigint();
