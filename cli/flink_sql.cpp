@@ -1,5 +1,6 @@
 #include "sluice/cli/flink_sql.hpp"
 
+#include "sluice/connectors/mysql_cdc_source.hpp"
 #include "sluice/connectors/mysql_sink.hpp"
 
 namespace sluice::flink_sql {
@@ -78,6 +79,34 @@ std::string file_table(const std::string& name, const Schema& schema, const Conf
       debezium ? ""
                : "-- Sluice's CSV changelog carries an op column, which Flink's csv format "
                  "does not read: convert the file to debezium-json.");
+}
+
+std::string mysql_cdc_table(const std::string& name, const Schema& schema, const Config& config) {
+  const MySqlCdcOptions source = MySqlCdcOptions::from(config);
+  std::vector<std::pair<std::string, std::string>> options = {
+      {"connector", "mysql-cdc"},
+      {"hostname", source.url.host.empty() ? std::string("localhost") : source.url.host},
+      {"port", std::to_string(source.url.port)},
+      {"username", source.url.user},
+      {"password", "<password>"},
+      {"database-name", source.url.database},
+      {"table-name", source.table}};
+  if (source.server_id != 0) options.emplace_back("server-id", std::to_string(source.server_id));
+  switch (source.startup) {
+    case MySqlCdcOptions::Startup::kInitial:
+      options.emplace_back("scan.startup.mode", "initial");
+      break;
+    case MySqlCdcOptions::Startup::kLatest:
+      options.emplace_back("scan.startup.mode", "latest-offset");
+      break;
+    case MySqlCdcOptions::Startup::kPosition:
+      options.emplace_back("scan.startup.mode", "specific-offset");
+      options.emplace_back("scan.startup.specific-offset.file", source.position.file);
+      options.emplace_back("scan.startup.specific-offset.pos",
+                           std::to_string(source.position.offset));
+      break;
+  }
+  return create_table(name, schema, options);
 }
 
 std::string jdbc_table(const std::string& name, const Schema& schema, const Config& config) {

@@ -22,6 +22,9 @@ std::string create_table(const std::string& name, const Schema& schema,
 std::string datagen_table(const std::string& name, const DatagenOptions& gen);
 /// A changelog-file source as a filesystem table.
 std::string file_table(const std::string& name, const Schema& schema, const Config& config);
+/// A Flink CDC mysql-cdc table for the `source.*` keys of the mysql-cdc
+/// source (the password is left out).
+std::string mysql_cdc_table(const std::string& name, const Schema& schema, const Config& config);
 /// A JDBC sink table for the `sink.*` keys (the password is left out).
 std::string jdbc_table(const std::string& name, const Schema& schema, const Config& config);
 /// "INSERT INTO `sink` SELECT <columns> FROM `source`;".

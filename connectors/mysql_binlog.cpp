@@ -354,7 +354,7 @@ BinlogPosition current_binlog_position(MySqlConnection& connection) {
     throw ConfigError(
         "the server's binlog is off: start it with --log-bin (and --binlog-format=ROW)");
   }
-  const auto format = connection.query("SELECT @@binlog_format");
+  const auto format = connection.query("SELECT @@global.binlog_format");
   if (format.at(0).at(0).value_or("") != "ROW") {
     throw ConfigError("the server's binlog_format is " + format.at(0).at(0).value_or("?") +
                       "; reading changes needs ROW (--binlog-format=ROW)");

@@ -23,20 +23,6 @@ std::string join(const std::vector<std::string>& names) {
   return out;
 }
 
-std::vector<std::string> split_names(const std::string& text) {
-  std::vector<std::string> names;
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t comma = std::min(text.find(',', start), text.size());
-    std::string name = text.substr(start, comma - start);
-    name.erase(0, name.find_first_not_of(' '));
-    name.erase(name.find_last_not_of(' ') + 1);
-    if (!name.empty()) names.push_back(name);
-    start = comma + 1;
-  }
-  return names;
-}
-
 MySqlSinkOptions::Mode mode_of(const MySqlSinkOptions& options, const std::vector<std::string>& key) {
   if (options.mode) return *options.mode;
   return key.empty() ? MySqlSinkOptions::Mode::kAppend : MySqlSinkOptions::Mode::kUpsert;
@@ -396,29 +382,16 @@ class MySqlSink final : public Sink {
   Counter* send_millis_ = nullptr;  // Flink's currentSendTime: the last flush, a gauge
 };
 
-std::string redact_url(std::string_view url) {
-  try {
-    return MySqlUrl::parse(url).to_string();
-  } catch (const ConfigError&) {
-    return "(not a mysql:// URL)";
-  }
-}
-
-std::string env_or_empty(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? value : "";
-}
-
 }  // namespace
 
 std::vector<OptionSpec> mysql_sink_option_specs() {
   return {
       {.key = "sink.url",
-       .default_value = env_or_empty("SLUICE_MYSQL_URL"),
+       .default_value = mysql_url_from_environment(),
        .doc = "mysql://USER[:PASSWORD]@HOST[:PORT]/DB (localhost too is TCP) or "
               "mysql://USER@/DB?socket=PATH; the password may come from SLUICE_MYSQL_PASSWORD",
        .default_doc = "SLUICE_MYSQL_URL, if set",
-       .redact = redact_url},
+       .redact = redacted_mysql_url},
       {.key = "sink.table", .doc = "the target table"},
       {.key = "sink.primary-key",
        .doc = "comma-separated key columns",
@@ -458,7 +431,7 @@ MySqlSinkOptions MySqlSinkOptions::from(const Config& config) {
   MySqlSinkOptions options;
   options.url = MySqlUrl::parse(config.get_string("sink.url"));
   options.table = config.get_string("sink.table");
-  if (const auto key = config.find("sink.primary-key")) options.key = split_names(*key);
+  if (const auto key = config.find("sink.primary-key")) options.key = split_list(*key);
   if (const auto mode = config.find("sink.mode")) options.mode = *mode == "append" ? Mode::kAppend : Mode::kUpsert;
   options.max_rows = static_cast<size_t>(config.get_int("sink.buffer-flush.max-rows"));
   options.max_retries = static_cast<int>(config.get_int("sink.max-retries"));

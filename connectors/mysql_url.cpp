@@ -86,4 +86,17 @@ std::string MySqlUrl::to_string() const {
   return out;
 }
 
+std::string redacted_mysql_url(std::string_view url) {
+  try {
+    return MySqlUrl::parse(url).to_string();
+  } catch (const ConfigError&) {
+    return "(not a mysql:// URL)";
+  }
+}
+
+std::string mysql_url_from_environment() {
+  const char* url = std::getenv("SLUICE_MYSQL_URL");
+  return url != nullptr ? url : "";
+}
+
 }  // namespace sluice

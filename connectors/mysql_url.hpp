@@ -23,4 +23,11 @@ struct MySqlUrl {
   std::string to_string() const;
 };
 
+/// `url` as it may be shown: parsed and masked, or "(not a mysql:// URL)".
+/// An option's OptionSpec::redact.
+std::string redacted_mysql_url(std::string_view url);
+/// SLUICE_MYSQL_URL, or "" when it is not set: the default of the options
+/// that name a server.
+std::string mysql_url_from_environment();
+
 }  // namespace sluice

@@ -9,6 +9,7 @@
 #include "sluice/jobs/aggregate_job.hpp"
 #include "sluice/jobs/changelog_to_mysql_job.hpp"
 #include "sluice/jobs/example_job.hpp"
+#include "sluice/jobs/mysql_to_mysql_job.hpp"
 #include "sluice/jobs/orders_demo_job.hpp"
 #include "sluice/jobs/orders_exactly_once_job.hpp"
 
@@ -16,7 +17,7 @@ namespace sluice {
 
 const std::vector<JobDefinition>& bundled_jobs() {
   static const std::vector<JobDefinition> jobs = {
-      orders_demo_job(), changelog_to_mysql_job(), orders_exactly_once_job(),
+      orders_demo_job(), changelog_to_mysql_job(), mysql_to_mysql_job(), orders_exactly_once_job(),
       idle_flush_job(),  aggregate_job(),          example_job()};
   return jobs;
 }

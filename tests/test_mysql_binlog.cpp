@@ -164,3 +164,31 @@ TEST_CASE("a column type the reader does not take is named", "[mysql][cdc]") {
   CHECK_THROWS_WITH(capture_table(table.connection(), table.name()),
                     Catch::Contains("column 'mood' is enum('up','down')"));
 }
+
+TEST_CASE("a user without the replication grants is told which one it lacks", "[mysql][cdc]") {
+  testing::TestTable table("cdc_grants", "id BIGINT PRIMARY KEY");
+  MySqlUrl plain = testing::test_mysql_url();
+  plain.user = "sluice_plain";  // scripts/mariadb's user without them
+  MySqlConnection connection(plain);
+  CHECK_THROWS_WITH(current_binlog_position(connection), Catch::Contains("BINLOG MONITOR"));
+  const BinlogPosition end = current_binlog_position(table.connection());
+  const CapturedTable captured = capture_table(table.connection(), table.name());
+  CHECK_THROWS_WITH(
+      [&] {
+        BinlogReader reader(plain, server_id(), end, {captured});
+        reader.next();
+      }(),
+      Catch::Contains("REPLICATION SLAVE"));
+}
+
+TEST_CASE("a server whose binlog is not in ROW format is refused, saying so",
+          "[mysql][cdc][serial]") {
+  MySqlConnection sql(testing::test_mysql_url());
+  sql.execute("SET GLOBAL binlog_format = 'MIXED'");
+  struct Restore {
+    MySqlConnection& sql;
+    ~Restore() { sql.execute("SET GLOBAL binlog_format = 'ROW'"); }
+  } restore{sql};
+  CHECK_THROWS_WITH(current_binlog_position(sql),
+                    Catch::Contains("binlog_format is MIXED") && Catch::Contains("ROW"));
+}

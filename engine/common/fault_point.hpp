@@ -16,7 +16,9 @@ namespace sluice {
 /// "checkpoint-after-commit" (written, no task told yet) and
 /// "final-checkpoint-after-commit" (the same for the final checkpoint); in
 /// the changelog-file source "file-snapshot" (its position saved, the
-/// snapshot not yet taken); in the MySQL sink "mid-flush", "after-prepare",
+/// snapshot not yet taken); in the mysql-cdc source "cdc-snapshot-chunk"
+/// and "cdc-binlog-transaction" (a chunk or a transaction emitted); in the
+/// MySQL sink "mid-flush", "after-prepare",
 /// "before-commit", "after-commit" and "recovery-after-commits" (listed
 /// transactions committed, leftovers not yet rolled back).
 void fault_point(std::string_view name, int subtask = -1);

@@ -215,6 +215,18 @@ std::string format_duration(std::chrono::milliseconds d) {
   return std::to_string(ms) + "ms";
 }
 
+std::vector<std::string> split_list(std::string_view text) {
+  std::vector<std::string> items;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string_view item = trim(text.substr(start, comma - start));
+    if (!item.empty()) items.emplace_back(item);
+    start = comma + 1;
+  }
+  return items;
+}
+
 Config::Config(OptionTable table) : table_(std::move(table)) {}
 
 void Config::set(std::string_view key, std::string_view value, OptionOrigin origin) {

@@ -86,6 +86,8 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
 std::optional<uint64_t> parse_size(std::string_view text);
 /// "1s", "250ms", "2min": the shortest exact form.
 std::string format_duration(std::chrono::milliseconds d);
+/// The items of a comma-separated value ("id, name"), trimmed, empty ones dropped.
+std::vector<std::string> split_list(std::string_view text);
 
 enum class OptionOrigin { kDefault, kConfigFile, kCommandLine };
 

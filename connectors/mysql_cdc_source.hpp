@@ -1,0 +1,49 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sluice/connectors/mysql_binlog.hpp"
+#include "sluice/connectors/mysql_url.hpp"
+#include "sluice/engine/graph/job_graph.hpp"
+#include "sluice/engine/graph/options.hpp"
+
+namespace sluice {
+
+/// A MySQL/MariaDB table's changes, as Flink CDC's mysql-cdc source gives
+/// them: first a snapshot of its rows (+I), read in one consistent
+/// transaction in primary-key chunks, then every committed change from the
+/// binlog position the snapshot was taken at (+I, -U/+U, -D), so that the
+/// two meet with no gap and no duplicate. Its checkpointed state is where it
+/// is: the snapshot's binlog position and the last key it emitted, or the
+/// binlog position after the last transaction it emitted. A restore resumes
+/// there; a restore in the middle of the snapshot reads the rest in a new
+/// snapshot and the binlog still from the first one, so the changes in
+/// between come again and the table ends the same. It runs with parallelism 1.
+struct MySqlCdcOptions {
+  MySqlUrl url;
+  std::string table;
+  /// The id it reads the binlog under, unique among the server's replicas;
+  /// 0 picks one from the job's and the operator's names.
+  uint32_t server_id = 0;
+  enum class Startup {
+    kInitial,   ///< snapshot, then the binlog
+    kLatest,    ///< the binlog from where it ends now, no snapshot
+    kPosition,  ///< the binlog from `position`, no snapshot
+  };
+  Startup startup = Startup::kInitial;
+  BinlogPosition position;
+  /// Rows per snapshot query.
+  size_t chunk_rows = 1000;
+
+  /// Reads the `source.*` keys of mysql_cdc_option_specs().
+  static MySqlCdcOptions from(const Config& config);
+};
+
+std::vector<OptionSpec> mysql_cdc_option_specs();
+
+/// The source, as a graph node; `table` (capture_table()) gives its columns.
+SourceDef mysql_cdc_source(const MySqlCdcOptions& options, const CapturedTable& table);
+
+}  // namespace sluice

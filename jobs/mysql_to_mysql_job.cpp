@@ -1,0 +1,58 @@
+// A table replicated into another through the binlog: the mysql-cdc source
+// (a snapshot, then every committed change), an optional projection, and
+// the MySQL sink. The source table's columns are the job's schema.
+#include "sluice/jobs/mysql_to_mysql_job.hpp"
+
+#include "sluice/cli/flink_sql.hpp"
+#include "sluice/connectors/mysql_cdc_source.hpp"
+#include "sluice/connectors/mysql_sink.hpp"
+#include "sluice/engine/graph/node_def.hpp"
+#include "sluice/jobs/changelog_to_mysql_job.hpp"
+#include "sluice/transforms/project.hpp"
+
+namespace sluice {
+namespace {
+
+void build(const Config& config, JobGraph& graph) {
+  const MySqlCdcOptions source = MySqlCdcOptions::from(config);
+  MySqlConnection connection(source.url);
+  const CapturedTable table = capture_table(connection, source.table);
+  Stream changes = graph.source("mysql-cdc", mysql_cdc_source(source, table));
+  if (const auto columns = config.find("transform.columns")) {
+    changes = project(changes, "project", split_list(*columns));
+  }
+  add_mysql_sink(changes, "mysql", MySqlSinkOptions::from(config));
+}
+
+std::string as_flink_sql(const Config& config, const JobGraph& graph) {
+  const Schema& source = graph.nodes().front().output.schema;
+  const Schema& written = graph.nodes().at(graph.nodes().size() - 2).output.schema;
+  const std::string table = config.get_string("sink.table");
+  return flink_sql::mysql_cdc_table("source", source, config) + "\n" +
+         flink_sql::jdbc_table(table, written, config) + "\n" +
+         flink_sql::insert(table, "source", written);
+}
+
+bool report(const Config&, const JobResult& result) {
+  print_mysql_layers(result, "mysql-cdc", "mysql");
+  return true;
+}
+
+}  // namespace
+
+JobDefinition mysql_to_mysql_job() {
+  std::vector<OptionSpec> options = mysql_cdc_option_specs();
+  const auto sink = mysql_sink_option_specs();
+  options.insert(options.end(), sink.begin(), sink.end());
+  options.push_back({.key = "transform.columns",
+                     .doc = "mysql-to-mysql: the columns to keep, comma-separated (the key "
+                            "among them); all when unset"});
+  return {.name = "mysql-to-mysql",
+          .summary = "a MySQL table's changes, snapshot then binlog, replicated into another table",
+          .options = options,
+          .build = build,
+          .report = report,
+          .flink_sql = as_flink_sql};
+}
+
+}  // namespace sluice

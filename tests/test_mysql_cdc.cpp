@@ -1,0 +1,157 @@
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "sluice/connectors/mysql_cdc_source.hpp"
+#include "sluice/connectors/mysql_sink.hpp"
+#include "sluice/engine/runtime/executor.hpp"
+#include "sluice/tests/mysql_support.hpp"
+#include "sluice/tests/support.hpp"
+
+using namespace sluice;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr char kOrders[] = "id BIGINT PRIMARY KEY, amount DECIMAL(12,2), note VARCHAR(40)";
+
+// `rows` orders, ids 1..rows.
+void fill(testing::TestTable& table, int rows) {
+  table.connection().execute("INSERT INTO " + table.name() +
+                             " SELECT seq, seq / 100, CONCAT('order ', seq) FROM seq_1_to_" +
+                             std::to_string(rows));
+}
+
+// `n` random autocommitted changes to ids 1..`keys`+n: updates, deletes,
+// inserts, and updates that change the key.
+void change_randomly(testing::TestTable& table, int n, int keys, std::mt19937& random) {
+  MySqlConnection& sql = table.connection();
+  const std::string t = table.name();
+  for (int i = 0; i < n; ++i) {
+    const int id = static_cast<int>(random() % static_cast<unsigned>(keys)) + 1;
+    switch (random() % 4) {
+      case 0:
+        sql.execute("UPDATE " + t + " SET amount = amount + 1.25, note = 'changed' WHERE id = " +
+                    std::to_string(id));
+        break;
+      case 1:
+        sql.execute("DELETE FROM " + t + " WHERE id = " + std::to_string(id));
+        break;
+      case 2:
+        sql.execute("INSERT IGNORE INTO " + t + " VALUES (" + std::to_string(keys + 1 + i) +
+                    ", -3.50, 'new')");
+        break;
+      default:
+        sql.execute("UPDATE IGNORE " + t + " SET id = " + std::to_string(keys + 100000 + i) +
+                    " WHERE id = " + std::to_string(id));
+    }
+  }
+}
+
+std::string cli_command(const testing::TestTable& source, const testing::TestTable& target,
+                        const testing::TempDir& dir) {
+  return std::string(SLUICE_CLI) +
+         " run mysql-to-mysql --set source.url=" + testing::test_mysql_url_text() +
+         " --set sink.url=" + testing::test_mysql_url_text() +
+         " --set source.table=" + source.name() + " --set sink.table=" + target.name() +
+         " --set job.name=" + target.name() + " --set checkpoint.dir=" + dir.path().string() +
+         " --set checkpoint.interval=20ms --set engine.flush.interval=20ms";
+}
+
+}  // namespace
+
+TEST_CASE("mysql-cdc: a snapshot taken during writes and the binlog after it meet exactly",
+          "[mysql][cdc]") {
+  const uint32_t seed = testing::test_seed();
+  INFO("SLUICE_TEST_SEED=" << seed);
+  std::mt19937 random(seed);
+  testing::TestTable source("cdc_source", kOrders);
+  testing::TestTable target("cdc_target", kOrders);
+  fill(source, 3000);
+
+  MySqlCdcOptions options;
+  options.url = testing::test_mysql_url();
+  options.table = source.name();
+  options.chunk_rows = 20;  // 150 queries: writes land while it reads
+  MySqlSinkOptions sink;
+  sink.url = testing::test_mysql_url();
+  sink.table = target.name();
+  JobGraph graph(target.name());
+  add_mysql_sink(
+      graph.source("mysql-cdc",
+                   mysql_cdc_source(options, capture_table(source.connection(), source.name()))),
+      "mysql", sink);
+  RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
+  runtime.flush_interval = 20ms;
+  Executor executor(runtime);
+  JobResult result;
+  std::thread job([&] { result = executor.run(graph); });
+  change_randomly(source, 600, 3000, random);
+  const bool equal = testing::wait_until([&] { return target.rows() == source.rows(); });
+  executor.cancel();
+  job.join();
+  CHECK(equal);
+  CHECK(result.status == JobResult::Status::kCancelled);
+  CHECK(result.metrics.records_out("mysql-cdc") >= 3000);
+}
+
+TEST_CASE("mysql-to-mysql killed mid-snapshot and mid-binlog resumes to the source's table",
+          "[mysql][cdc]") {
+  const uint32_t seed = testing::test_seed();
+  INFO("SLUICE_TEST_SEED=" << seed);
+  std::mt19937 random(seed);
+  const std::string delivery = GENERATE("at-least-once", "exactly-once");
+  INFO("sink.delivery=" << delivery);
+  testing::TempDir dir;
+  testing::TestTable source("cdc_source", kOrders);
+  testing::TestTable target("cdc_target", kOrders);
+  const testing::PreparedGuard guard(target.name());  // the job is named after its table
+  fill(source, 3000);
+  const std::string command = cli_command(source, target, dir) + " --set sink.delivery=" + delivery;
+
+  // Killed in the snapshot's 400th chunk of 5 rows, after some checkpoints.
+  const auto killed = testing::run_command("SLUICE_FAULT=cdc-snapshot-chunk:400 " + command +
+                                           " --set source.snapshot.chunk-rows=5 2>&1");
+  INFO(killed.output);
+  REQUIRE(killed.status == 137);
+
+  // Run again: it resumes the snapshot, reads the changes made meanwhile
+  // from the binlog, checkpoints, and is killed at its 100th transaction.
+  testing::BackgroundCommand resumed("env SLUICE_FAULT=cdc-binlog-transaction:100 " + command +
+                                     " --set source.snapshot.chunk-rows=5");
+  REQUIRE(testing::wait_until(
+      [&] { return resumed.output().find("snapshot read") != std::string::npos; }));
+  change_randomly(source, 300, 3000, random);
+  const auto second = resumed.wait();
+  INFO(second.output);
+  CHECK_THAT(second.output, Catch::Contains("resuming the snapshot"));
+  REQUIRE(second.status == 137);
+
+  // And again: it resumes in the binlog, and catches up.
+  testing::BackgroundCommand third(command);
+  const bool equal = testing::wait_until([&] { return target.rows() == source.rows(); });
+  const auto ended = third.signal(SIGINT);
+  INFO(ended.output);
+  CHECK_THAT(ended.output, Catch::Contains("resuming the binlog"));
+  CHECK(equal);
+  CHECK(ended.status == 130);
+}
+
+TEST_CASE("mysql-to-mysql describes itself as Flink CDC's mysql-cdc into JDBC", "[mysql][cdc]") {
+  testing::TestTable source("cdc_source", kOrders);
+  const auto result = testing::run_command(
+      std::string(SLUICE_CLI) +
+      " describe mysql-to-mysql --as flink-sql --set source.url=" + testing::test_mysql_url_text() +
+      " --set source.table=" + source.name() + " --set sink.url=" + testing::test_mysql_url_text() +
+      " --set sink.table=copy --set transform.columns=id,amount 2>&1");
+  INFO(result.output);
+  CHECK(result.status == 0);
+  CHECK_THAT(result.output, Catch::Contains("'connector' = 'mysql-cdc'") &&
+                                Catch::Contains("'table-name' = '" + source.name() + "'") &&
+                                Catch::Contains("'scan.startup.mode' = 'initial'") &&
+                                Catch::Contains("'connector' = 'jdbc'") &&
+                                Catch::Contains("SELECT `id`, `amount` FROM `source`"));
+}
