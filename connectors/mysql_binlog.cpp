@@ -3,6 +3,7 @@
 #include <errmsg.h>
 #include <mysql.h>
 #include <mysqld_error.h>
+#include <spdlog/spdlog.h>
 // After mysql.h, which it needs.
 #include <mariadb_rpl.h>
 
@@ -10,6 +11,7 @@
 #include <cctype>
 #include <cstdio>
 #include <cstring>
+#include <regex>
 
 #include "sluice/engine/common/error.hpp"
 
@@ -296,6 +298,19 @@ std::string lower(std::string_view text) {
   return out;
 }
 
+// Whether DDL `statement` only adds one nullable column at the end of a
+// table: ALTER TABLE t ADD [COLUMN] name type, with no NOT NULL, FIRST or
+// AFTER, and nothing else.
+bool adds_nullable_column_at_end(const std::string& statement) {
+  static const std::regex add(R"(^\s*alter\s+table\s+\S+\s+add\s+(column\s+)?[^,;]+$)",
+                              std::regex::icase);
+  static const std::regex excluded(
+      R"(\bnot\s+null\b|\bfirst\b|\bafter\b|\bprimary\b|\bunique\b|)"
+      R"(\badd\s+(index|key|constraint|foreign|fulltext|spatial|partition|check|period|system)\b)",
+      std::regex::icase);
+  return std::regex_search(statement, add) && !std::regex_search(statement, excluded);
+}
+
 // Whether SQL `statement` names `table` as a word (backquoted or not).
 bool mentions(const std::string& statement, const std::string& table) {
   const std::string text = lower(statement);
@@ -496,12 +511,16 @@ void BinlogReader::handle(st_mariadb_rpl_event* event, std::optional<BinlogTrans
       }
       if (group_ && group_->ddl) {
         for (const CapturedTable& table : tables_) {
-          if (mentions(statement, table.table)) {
+          if (mentions(statement, table.table) && adds_nullable_column_at_end(statement)) {
+            spdlog::info("binlog: {} on captured table '{}': the new column is not read", statement,
+                         table.table);
+          } else if (mentions(statement, table.table)) {
             throw ConfigError("DDL on captured table '" + table.table + "' at " +
                               BinlogPosition{file_, event->next_event_pos}.to_string() + ": " +
                               statement +
-                              "; changes of a captured table's schema are not followed yet: "
-                              "adapt the job and start it afresh");
+                              "; of the changes to a captured table's schema only a nullable "
+                              "column added at the end is taken (and not read) yet: adapt the "
+                              "job and start it afresh");
           }
         }
       }
@@ -536,7 +555,8 @@ void BinlogReader::read_rows(st_mariadb_rpl_event* event) {
   const std::vector<BinlogColumnFormat>& formats = mapped->second.columns;
   const std::vector<BinlogDecoding>& decodings = decodings_[t];
   const auto& rows = event->event.rows;
-  if (formats.size() != decodings.size() || rows.column_count != decodings.size()) {
+  // Columns added at the end since the job started are read past.
+  if (formats.size() < decodings.size() || rows.column_count != formats.size()) {
     throw ConfigError("table '" + table.table + "' has " + std::to_string(formats.size()) +
                       " columns in the binlog, " + std::to_string(decodings.size()) +
                       " when the job started: its schema changed");
@@ -545,7 +565,7 @@ void BinlogReader::read_rows(st_mariadb_rpl_event* event) {
     throw ConfigError("compressed binlog events (log_bin_compress) are not read yet");
   // Each row image: a NULL bit per column it holds, then the values of the
   // others. With binlog_row_image=FULL every image holds every column.
-  const size_t columns = decodings.size();
+  const size_t columns = formats.size();
   const auto every_column = [&](const unsigned char* bitmap) {
     for (size_t c = 0; c < columns; ++c) {
       if (bitmap == nullptr || (bitmap[c / 8] & (1 << (c % 8))) == 0) return false;
@@ -571,10 +591,12 @@ void BinlogReader::read_rows(st_mariadb_rpl_event* event) {
       before = !before;
     }
     const uint8_t* nulls = reader.take((columns + 7) / 8);
-    row.fields.reserve(columns);
+    row.fields.reserve(decodings.size());
     for (size_t c = 0; c < columns; ++c) {
       const bool null = (nulls[c / 8] & (1 << (c % 8))) != 0;
-      row.fields.push_back(null ? Value() : reader.value(formats[c], decodings[c]));
+      const BinlogDecoding& decoding = c < decodings.size() ? decodings[c] : BinlogDecoding{};
+      Value value = null ? Value() : reader.value(formats[c], decoding);
+      if (c < decodings.size()) row.fields.push_back(std::move(value));
     }
     group_->changes.push_back({t, std::move(row)});
   }

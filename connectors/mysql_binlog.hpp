@@ -75,7 +75,8 @@ struct BinlogTransaction {
 /// transaction is held until its XA COMMIT (dropped at XA ROLLBACK). Writes
 /// to other tables are skipped without decoding their rows. DDL on a
 /// captured table fails, with its statement: schema changes are not
-/// followed.
+/// followed; but a nullable column added at the end is read past, the
+/// table's changes keeping the columns it had.
 class BinlogReader {
  public:
   /// `heartbeat`: how long next() waits for an event before it returns.
