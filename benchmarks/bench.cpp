@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "sluice/benchmarks/batch_layout_bench.hpp"
+#include "sluice/benchmarks/cdc_bench.hpp"
 #include "sluice/benchmarks/chart.hpp"
 #include "sluice/benchmarks/checkpoint_bench.hpp"
 #include "sluice/benchmarks/latency_bench.hpp"
@@ -24,7 +25,8 @@ namespace {
 std::vector<Benchmark> all_benchmarks() {
   return {pipeline_benchmark(),     checkpoint_benchmark(), flush_signal_benchmark(),
           latency_benchmark(),      memory_benchmark(),     mysql_upsert_benchmark(),
-          mysql_hotkey_benchmark(), mysql_xa_benchmark(),   batch_layout_benchmark()};
+          mysql_hotkey_benchmark(), mysql_xa_benchmark(),   batch_layout_benchmark(),
+          cdc_benchmark()};
 }
 
 double median_of(std::vector<double> values) {
@@ -72,6 +74,13 @@ std::string rate_text(double rate) {
 }
 
 }  // namespace
+
+double percentile(std::vector<int64_t>& values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  return static_cast<double>(
+      values[static_cast<size_t>(p * static_cast<double>(values.size() - 1))]);
+}
 
 int run_benchmarks(const BenchOptions& options) {
   std::vector<Benchmark> selected;

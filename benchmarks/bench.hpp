@@ -52,6 +52,9 @@ struct Benchmark {
   std::function<std::string()> unavailable;
 };
 
+/// The `p` quantile (0 to 1) of `values`, which it sorts; 0 when empty.
+double percentile(std::vector<int64_t>& values, double p);
+
 /// Runs the benchmarks, prints a table, writes JSON if asked. Returns the exit status.
 int run_benchmarks(const BenchOptions& options);
 

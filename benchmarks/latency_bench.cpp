@@ -57,11 +57,6 @@ class LatencySink final : public Sink {
   std::vector<int64_t> mine_;
 };
 
-double percentile(std::vector<int64_t>& values, double p) {
-  std::sort(values.begin(), values.end());
-  return static_cast<double>(values[static_cast<size_t>(p * static_cast<double>(values.size() - 1))]);
-}
-
 // source -> map -> sink across a thread boundary, at `rate` rows/s.
 BenchSample fixed_rate(int64_t rows, double rate) {
   auto latencies = std::make_shared<Latencies>();

@@ -96,6 +96,9 @@ std::string mysql_cdc_table(const std::string& name, const Schema& schema, const
     case MySqlCdcOptions::Startup::kInitial:
       options.emplace_back("scan.startup.mode", "initial");
       break;
+    case MySqlCdcOptions::Startup::kSnapshot:
+      options.emplace_back("scan.startup.mode", "snapshot");
+      break;
     case MySqlCdcOptions::Startup::kLatest:
       options.emplace_back("scan.startup.mode", "latest-offset");
       break;

@@ -57,6 +57,7 @@ class MySqlCdcSource final : public Source {
     }
     switch (options_.startup) {
       case MySqlCdcOptions::Startup::kInitial:
+      case MySqlCdcOptions::Startup::kSnapshot:
         phase_ = Phase::kSnapshot;
         break;
       case MySqlCdcOptions::Startup::kLatest:
@@ -75,6 +76,7 @@ class MySqlCdcSource final : public Source {
       read_chunk(out);
       return PollResult::kMoreAvailable;
     }
+    if (options_.startup == MySqlCdcOptions::Startup::kSnapshot) return PollResult::kEndOfInput;
     if (!reader_) {
       reader_ = std::make_unique<BinlogReader>(options_.url, options_.server_id, *position_,
                                                std::vector<CapturedTable>{table_});
@@ -198,8 +200,9 @@ std::vector<OptionSpec> mysql_cdc_option_specs() {
               "replicas; 0 = one derived from job.name"},
       {.key = "source.startup-mode",
        .default_value = "initial",
-       .doc = "mysql-cdc: initial (a snapshot, then the binlog), latest (the binlog from its "
-              "end), or a binlog position FILE:OFFSET"},
+       .doc = "mysql-cdc: initial (a snapshot, then the binlog), snapshot (the snapshot alone, "
+              "then the job ends), latest (the binlog from its end), or a binlog position "
+              "FILE:OFFSET"},
       {.key = "source.snapshot.chunk-rows",
        .type = OptionType::kInteger,
        .default_value = "1000",
@@ -222,6 +225,8 @@ MySqlCdcOptions MySqlCdcOptions::from(const Config& config) {
   const std::string startup = config.get_string("source.startup-mode");
   if (startup == "initial") {
     options.startup = Startup::kInitial;
+  } else if (startup == "snapshot") {
+    options.startup = Startup::kSnapshot;
   } else if (startup == "latest") {
     options.startup = Startup::kLatest;
   } else if (const auto position = parse_position(startup)) {
@@ -229,7 +234,7 @@ MySqlCdcOptions MySqlCdcOptions::from(const Config& config) {
     options.position = *position;
   } else {
     throw ConfigError(
-        "option 'source.startup-mode' expects initial, latest or FILE:OFFSET "
+        "option 'source.startup-mode' expects initial, snapshot, latest or FILE:OFFSET "
         "(mariadb-bin.000002:344), got '" +
         startup + "'");
   }

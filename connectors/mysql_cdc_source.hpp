@@ -29,6 +29,7 @@ struct MySqlCdcOptions {
   uint32_t server_id = 0;
   enum class Startup {
     kInitial,   ///< snapshot, then the binlog
+    kSnapshot,  ///< the snapshot alone: the source ends after it
     kLatest,    ///< the binlog from where it ends now, no snapshot
     kPosition,  ///< the binlog from `position`, no snapshot
   };

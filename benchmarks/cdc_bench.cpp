@@ -1,0 +1,266 @@
+#include "sluice/benchmarks/cdc_bench.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+#include "sluice/connectors/basic_sinks.hpp"
+#include "sluice/connectors/mysql_cdc_source.hpp"
+#include "sluice/connectors/mysql_connection.hpp"
+#include "sluice/connectors/mysql_sink.hpp"
+#include "sluice/engine/runtime/executor.hpp"
+
+namespace sluice {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr char kSource[] = "bench_cdc_source";
+constexpr char kTarget[] = "bench_cdc_target";
+constexpr char kColumns[] =
+    "(id BIGINT PRIMARY KEY, customer BIGINT, amount DECIMAL(10,2), status VARCHAR(20))";
+
+MySqlUrl bench_url() { return MySqlUrl::parse(std::getenv("SLUICE_MYSQL_URL")); }
+
+std::string no_server() {
+  const char* url = std::getenv("SLUICE_MYSQL_URL");
+  if (url == nullptr) return "no server: set SLUICE_MYSQL_URL (eval \"$(scripts/mariadb env)\")";
+  try {
+    MySqlConnection connection(MySqlUrl::parse(url));
+    current_binlog_position(connection);
+  } catch (const std::exception& e) {
+    return std::string("no server with a binlog: ") + e.what();
+  }
+  return "";
+}
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// An empty table `name`, on `connection`.
+void fresh(MySqlConnection& connection, const std::string& name) {
+  connection.execute("DROP TABLE IF EXISTS " + name);
+  connection.execute("CREATE TABLE " + name + " " + kColumns);
+}
+
+// Inserts orders `first`..`first + rows - 1` in transactions of 1000.
+void insert_orders(MySqlConnection& connection, uint64_t first, uint64_t rows) {
+  for (uint64_t at = first; at < first + rows; at += 1000) {
+    const uint64_t last = std::min(at + 999, first + rows - 1);
+    connection.execute("INSERT INTO " + std::string(kSource) +
+                       " SELECT seq, seq % 5000, (seq % 100000) / 100, ELT(1 + seq % 3, 'new', "
+                       "'paid', 'shipped') FROM seq_" +
+                       std::to_string(at) + "_to_" + std::to_string(last));
+  }
+}
+
+uint64_t count_rows(MySqlConnection& connection, const char* table) {
+  return std::stoull(
+      connection.query(std::string("SELECT COUNT(*) FROM ") + table).at(0).at(0).value());
+}
+
+MySqlCdcOptions cdc_options(MySqlCdcOptions::Startup startup, BinlogPosition position = {}) {
+  MySqlCdcOptions options;
+  options.url = bench_url();
+  options.table = kSource;
+  options.startup = startup;
+  options.position = std::move(position);
+  return options;
+}
+
+SinkDef target_sink(const Schema& schema) {
+  MySqlSinkOptions options;
+  options.url = bench_url();
+  options.table = kTarget;
+  options.max_rows = 5000;
+  return mysql_sink(options, schema);
+}
+
+RuntimeOptions bench_runtime(std::chrono::milliseconds flush_interval) {
+  RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
+  runtime.flush_interval = flush_interval;
+  return runtime;
+}
+
+// LOAD DATA LOCAL INFILE of the source table's rows into the target.
+BenchSample load_data(uint64_t rows) {
+  MySqlConnection connection(bench_url(), MySqlSession{.local_infile = true});
+  fresh(connection, kSource);
+  insert_orders(connection, 1, rows);
+  fresh(connection, kTarget);
+  const auto file = std::filesystem::temp_directory_path() /
+                    ("sluice-cdc-" + std::to_string(::getpid()) + ".tsv");
+  {
+    std::ofstream out(file);
+    for (const auto& row : connection.query(std::string("SELECT * FROM ") + kSource)) {
+      for (size_t c = 0; c < row.size(); ++c) out << (c ? "\t" : "") << row[c].value_or("\\N");
+      out << "\n";
+    }
+  }
+  const auto start = Clock::now();
+  connection.execute("LOAD DATA LOCAL INFILE " + connection.quote(file.string()) + " INTO TABLE " +
+                     kTarget);
+  const double seconds = seconds_since(start);
+  std::filesystem::remove(file);
+  return {rows, seconds, {}};
+}
+
+// The snapshot alone (startup-mode snapshot), into a blackhole or MySQL.
+BenchSample snapshot(uint64_t rows, bool into_mysql) {
+  MySqlConnection connection(bench_url());
+  fresh(connection, kSource);
+  insert_orders(connection, 1, rows);
+  fresh(connection, kTarget);
+  const CapturedTable table = capture_table(connection, kSource);
+  JobGraph graph("cdc-bench");
+  graph
+      .source("mysql-cdc",
+              mysql_cdc_source(cdc_options(MySqlCdcOptions::Startup::kSnapshot), table))
+      .sink("out", into_mysql ? target_sink(table.schema) : blackhole_sink());
+  const JobResult result = Executor(bench_runtime(std::chrono::milliseconds(0))).run(graph);
+  if (!result.finished()) throw std::runtime_error("cdc snapshot run failed: " + result.error);
+  return {
+      result.metrics.records_in("out"), std::chrono::duration<double>(result.duration).count(), {}};
+}
+
+// `rows` inserts read from the binlog by the reader alone.
+BenchSample binlog_read(uint64_t rows) {
+  MySqlConnection connection(bench_url());
+  fresh(connection, kSource);
+  const CapturedTable table = capture_table(connection, kSource);
+  const BinlogPosition start = current_binlog_position(connection);
+  insert_orders(connection, 1, rows);
+  const auto began = Clock::now();
+  BinlogReader reader(bench_url(), 4'000'000'001U, start, {table});
+  uint64_t read = 0;
+  while (read < rows) {
+    if (auto transaction = reader.next()) read += transaction->changes.size();
+    if (seconds_since(began) > 300) throw std::runtime_error("cdc binlog read stalled");
+  }
+  return {read, seconds_since(began), {}};
+}
+
+// `rows` inserts from the binlog into MySQL through the engine, until the
+// target holds them all.
+BenchSample binlog_into_mysql(uint64_t rows) {
+  MySqlConnection connection(bench_url());
+  fresh(connection, kSource);
+  fresh(connection, kTarget);
+  const CapturedTable table = capture_table(connection, kSource);
+  const BinlogPosition start = current_binlog_position(connection);
+  insert_orders(connection, 1, rows);
+  JobGraph graph("cdc-bench");
+  graph
+      .source("mysql-cdc",
+              mysql_cdc_source(cdc_options(MySqlCdcOptions::Startup::kPosition, start), table))
+      .sink("out", target_sink(table.schema));
+  Executor executor(bench_runtime(std::chrono::milliseconds(20)));
+  const auto began = Clock::now();
+  JobResult result;
+  std::thread job([&] { result = executor.run(graph); });
+  double seconds = 0;
+  while (true) {
+    if (count_rows(connection, kTarget) == rows) {
+      seconds = seconds_since(began);
+      break;
+    }
+    if (seconds_since(began) > 300) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  executor.cancel();
+  job.join();
+  if (seconds == 0)
+    throw std::runtime_error("cdc binlog into MySQL did not catch up: " + result.error);
+  return {rows, seconds, {}};
+}
+
+int64_t now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// Single-row transactions at `rate` per second, each stamped with its commit
+// time (customer = microseconds): how long until each is visible in the
+// target, replicated through the engine with engine.flush.interval 20ms.
+BenchSample commit_to_visible(uint64_t rows, int rate) {
+  MySqlConnection writer(bench_url()), watcher(bench_url());
+  fresh(writer, kSource);
+  fresh(writer, kTarget);
+  const CapturedTable table = capture_table(writer, kSource);
+  JobGraph graph("cdc-bench");
+  graph.source("mysql-cdc", mysql_cdc_source(cdc_options(MySqlCdcOptions::Startup::kLatest), table))
+      .sink("out", target_sink(table.schema));
+  Executor executor(bench_runtime(std::chrono::milliseconds(20)));
+  JobResult result;
+  std::thread job([&] { result = executor.run(graph); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the reader is at the binlog's end
+  std::atomic<bool> written{false};
+  std::thread write([&] {
+    const auto began = Clock::now();
+    for (uint64_t i = 1; i <= rows; ++i) {
+      std::this_thread::sleep_until(began + std::chrono::microseconds(1'000'000 * i / rate));
+      writer.execute(std::string("INSERT INTO ") + kSource + " VALUES (" + std::to_string(i) +
+                     ", " + std::to_string(now_us()) + ", 1.00, 'new')");
+    }
+    written = true;
+  });
+  std::vector<int64_t> visible_after;
+  int64_t seen = 0;
+  const auto began = Clock::now();
+  while (seen < static_cast<int64_t>(rows) && seconds_since(began) < 300) {
+    for (const auto& row : watcher.query(std::string("SELECT id, customer FROM ") + kTarget +
+                                         " WHERE id > " + std::to_string(seen) + " ORDER BY id")) {
+      visible_after.push_back(now_us() - std::stoll(row[1].value()));
+      seen = std::stoll(row[0].value());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  write.join();
+  executor.cancel();
+  job.join();
+  if (seen < static_cast<int64_t>(rows))
+    throw std::runtime_error("cdc latency run did not catch up");
+  return {rows,
+          seconds_since(began),
+          {{"p50 commit to visible, ms", percentile(visible_after, 0.50) / 1e3},
+           {"p99 commit to visible, ms", percentile(visible_after, 0.99) / 1e3}}};
+}
+
+}  // namespace
+
+Benchmark cdc_benchmark() {
+  return {
+      .name = "cdc",
+      .description =
+          "the mysql-cdc source: snapshot and binlog rows/s into a blackhole and into "
+          "MySQL, next to LOAD DATA of the same rows; commit-to-visible latency",
+      .scenarios =
+          [](const BenchSettings& settings) {
+            const uint64_t rows = settings.quick ? 20'000 : 200'000;
+            const uint64_t stamped = settings.quick ? 200 : 1000;
+            return std::vector<BenchScenario>{
+                {"baseline: LOAD DATA LOCAL INFILE", true, [=] { return load_data(rows); }},
+                {"snapshot into a blackhole", false, [=] { return snapshot(rows, false); }},
+                {"snapshot into MySQL (upsert, max-rows 5000)", false,
+                 [=] { return snapshot(rows, true); }},
+                {"binlog, the reader alone", false, [=] { return binlog_read(rows); }},
+                {"binlog into MySQL (upsert, max-rows 5000)", false,
+                 [=] { return binlog_into_mysql(rows); }},
+                {"commit to visible at 500 rows/s (flush interval 20ms)", false,
+                 [=] { return commit_to_visible(stamped, 500); }},
+            };
+          },
+      .unavailable = no_server,
+  };
+}
+
+}  // namespace sluice
