@@ -5,6 +5,7 @@
 #include <string>
 #include <thread>
 
+#include "sluice/connectors/basic_sinks.hpp"
 #include "sluice/connectors/mysql_cdc_source.hpp"
 #include "sluice/connectors/mysql_sink.hpp"
 #include "sluice/engine/runtime/executor.hpp"
@@ -154,4 +155,54 @@ TEST_CASE("mysql-to-mysql describes itself as Flink CDC's mysql-cdc into JDBC", 
                                 Catch::Contains("'scan.startup.mode' = 'initial'") &&
                                 Catch::Contains("'connector' = 'jdbc'") &&
                                 Catch::Contains("SELECT `id`, `amount` FROM `source`"));
+}
+
+TEST_CASE("mysql-cdc reads every type the same from the snapshot as from the binlog",
+          "[mysql][cdc]") {
+  testing::TestTable table(
+      "cdc_types",
+      "id BIGINT PRIMARY KEY, big BIGINT UNSIGNED, small INT, tiny TINYINT UNSIGNED, "
+      "flag BOOLEAN, amount DECIMAL(20,6), ratio DOUBLE, single FLOAT, at DATETIME(6), "
+      "stamp TIMESTAMP(3) NULL, day DATE, year YEAR, name VARCHAR(20), code CHAR(3), body TEXT, "
+      "bytes BLOB, missing INT NULL");
+  MySqlConnection& sql = table.connection();
+  const CapturedTable captured = capture_table(sql, table.name());
+  const BinlogPosition before = current_binlog_position(sql);
+  sql.execute("SET time_zone = '+02:00'");  // the source reads TIMESTAMPs in UTC either way
+  for (const char* id : {"1", "2"}) {
+    sql.execute("INSERT INTO " + table.name() + " VALUES (" + id +
+                ", 18446744073709551615, -2147483648, 255, TRUE, -12345678901234.000001, "
+                "-0.1, 0.1, '2026-01-02 03:04:05.123456', '2026-01-02 03:04:05.678', "
+                "'2026-01-02', 2026, 'héllo €', 'ab', 'a text', x'00ff10', NULL)");
+  }
+  // The snapshot alone, collected.
+  auto collected = std::make_shared<CollectedRows>();
+  MySqlCdcOptions options;
+  options.url = testing::test_mysql_url();
+  options.table = table.name();
+  options.startup = MySqlCdcOptions::Startup::kSnapshot;
+  JobGraph graph(table.name());
+  graph.source("mysql-cdc", mysql_cdc_source(options, captured))
+      .sink("collect", collect_sink(collected));
+  const JobResult result = Executor(RuntimeOptions::without_checkpoints()).run(graph);
+  REQUIRE(result.finished());
+  const std::vector<Row> snapshot = collected->rows();
+  REQUIRE(snapshot.size() == 2);
+  // The binlog of the same inserts.
+  BinlogReader reader(testing::test_mysql_url(), 3'999'999'001U, before, {captured});
+  std::vector<Row> binlog;
+  for (int idle = 0; binlog.size() < 2 && idle < 50;) {
+    if (auto transaction = reader.next()) {
+      for (auto& change : transaction->changes) binlog.push_back(std::move(change.row));
+    } else {
+      ++idle;
+    }
+  }
+  REQUIRE(binlog.size() == 2);
+  for (size_t i = 0; i < 2; ++i) CHECK(snapshot[i].to_string() == binlog[i].to_string());
+  CHECK_THAT(snapshot[0].to_string(),
+             Catch::StartsWith("+I[1, 18446744073709551615, -2147483648, 255, true, "
+                               "-12345678901234.000001, -0.1, 0.10000000149011612, "
+                               "2026-01-02 03:04:05.123456, 2026-01-02 01:04:05.678, 2026-01-02, "
+                               "2026, héllo €, ab, a text, "));
 }
