@@ -70,7 +70,7 @@ uint64_t count_rows(MySqlConnection& connection, const char* table) {
 MySqlCdcOptions cdc_options(MySqlCdcOptions::Startup startup, BinlogPosition position = {}) {
   MySqlCdcOptions options;
   options.url = bench_url();
-  options.table = kSource;
+  options.tables = {kSource};
   options.startup = startup;
   options.position = std::move(position);
   return options;
@@ -123,7 +123,7 @@ BenchSample snapshot(uint64_t rows, bool into_mysql) {
   JobGraph graph("cdc-bench");
   graph
       .source("mysql-cdc",
-              mysql_cdc_source(cdc_options(MySqlCdcOptions::Startup::kSnapshot), table))
+              mysql_cdc_source(cdc_options(MySqlCdcOptions::Startup::kSnapshot), {table}))
       .sink("out", into_mysql ? target_sink(table.schema) : blackhole_sink());
   const JobResult result = Executor(bench_runtime(std::chrono::milliseconds(0))).run(graph);
   if (!result.finished()) throw std::runtime_error("cdc snapshot run failed: " + result.error);
@@ -160,7 +160,7 @@ BenchSample binlog_into_mysql(uint64_t rows) {
   JobGraph graph("cdc-bench");
   graph
       .source("mysql-cdc",
-              mysql_cdc_source(cdc_options(MySqlCdcOptions::Startup::kPosition, start), table))
+              mysql_cdc_source(cdc_options(MySqlCdcOptions::Startup::kPosition, start), {table}))
       .sink("out", target_sink(table.schema));
   Executor executor(bench_runtime(std::chrono::milliseconds(20)));
   const auto began = Clock::now();
@@ -197,7 +197,9 @@ BenchSample commit_to_visible(uint64_t rows, int rate) {
   fresh(writer, kTarget);
   const CapturedTable table = capture_table(writer, kSource);
   JobGraph graph("cdc-bench");
-  graph.source("mysql-cdc", mysql_cdc_source(cdc_options(MySqlCdcOptions::Startup::kLatest), table))
+  graph
+      .source("mysql-cdc",
+              mysql_cdc_source(cdc_options(MySqlCdcOptions::Startup::kLatest), {table}))
       .sink("out", target_sink(table.schema));
   Executor executor(bench_runtime(std::chrono::milliseconds(20)));
   JobResult result;

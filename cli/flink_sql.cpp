@@ -81,6 +81,13 @@ std::string file_table(const std::string& name, const Schema& schema, const Conf
                  "does not read: convert the file to debezium-json.");
 }
 
+// Flink CDC's table-name is a regular expression: several tables as alternatives.
+std::string table_pattern(const std::vector<std::string>& tables) {
+  std::string out;
+  for (const std::string& table : tables) out += (out.empty() ? "" : "|") + table;
+  return out;
+}
+
 std::string mysql_cdc_table(const std::string& name, const Schema& schema, const Config& config) {
   const MySqlCdcOptions source = MySqlCdcOptions::from(config);
   std::vector<std::pair<std::string, std::string>> options = {
@@ -90,7 +97,7 @@ std::string mysql_cdc_table(const std::string& name, const Schema& schema, const
       {"username", source.url.user},
       {"password", "<password>"},
       {"database-name", source.url.database},
-      {"table-name", source.table}};
+      {"table-name", table_pattern(source.tables)}};
   if (source.server_id != 0) options.emplace_back("server-id", std::to_string(source.server_id));
   switch (source.startup) {
     case MySqlCdcOptions::Startup::kInitial:

@@ -28,10 +28,10 @@ std::optional<BinlogPosition> parse_position(const std::string& text) {
 
 class MySqlCdcSource final : public Source {
  public:
-  MySqlCdcSource(MySqlCdcOptions options, CapturedTable table)
-      : options_(std::move(options)), table_(std::move(table)) {
-    for (const std::string& name : table_.schema.primary_key_names()) {
-      key_.push_back(*table_.schema.index_of(name));
+  MySqlCdcSource(MySqlCdcOptions options, std::vector<CapturedTable> tables)
+      : options_(std::move(options)), tables_(std::move(tables)), schema_(tables_.front().schema) {
+    for (const std::string& name : schema_.primary_key_names()) {
+      key_.push_back(*schema_.index_of(name));
     }
   }
 
@@ -50,8 +50,9 @@ class MySqlCdcSource final : public Source {
       phase_ = saved->at(0).as_string() == "snapshot" ? Phase::kSnapshot : Phase::kBinlog;
       position_ =
           BinlogPosition{saved->at(1).as_string(), static_cast<uint64_t>(saved->at(2).as_bigint())};
-      last_key_.assign(saved->begin() + 3, saved->end());
-      spdlog::info("mysql-cdc {}: resuming the {} at {}", table_.table,
+      table_index_ = static_cast<size_t>(saved->at(3).as_bigint());
+      last_key_.assign(saved->begin() + 4, saved->end());
+      spdlog::info("mysql-cdc {}: resuming the {} at {}", names(),
                    phase_ == Phase::kSnapshot ? "snapshot" : "binlog", position_->to_string());
       return;
     }
@@ -78,8 +79,8 @@ class MySqlCdcSource final : public Source {
     }
     if (options_.startup == MySqlCdcOptions::Startup::kSnapshot) return PollResult::kEndOfInput;
     if (!reader_) {
-      reader_ = std::make_unique<BinlogReader>(options_.url, options_.server_id, *position_,
-                                               std::vector<CapturedTable>{table_});
+      reader_ =
+          std::make_unique<BinlogReader>(options_.url, options_.server_id, *position_, tables_);
     }
     std::optional<BinlogTransaction> transaction = reader_->next();
     position_ = reader_->resume_position();
@@ -94,28 +95,37 @@ class MySqlCdcSource final : public Source {
       state_->clear();  // nothing read yet: a restore starts as this run did
       return;
     }
-    std::vector<Value> saved = {Value(phase_ == Phase::kSnapshot ? "snapshot" : "binlog"),
-                                Value(position_->file),
-                                Value(static_cast<int64_t>(position_->offset))};
+    std::vector<Value> saved = {
+        Value(phase_ == Phase::kSnapshot ? "snapshot" : "binlog"), Value(position_->file),
+        Value(static_cast<int64_t>(position_->offset)), Value(static_cast<int64_t>(table_index_))};
     saved.insert(saved.end(), last_key_.begin(), last_key_.end());
     state_->set(saved);
   }
 
  private:
-  // The next chunk of the snapshot, in key order after last_key_.
+  // "t" or "t1, t2", for messages.
+  std::string names() const {
+    std::string out;
+    for (const CapturedTable& table : tables_) out += (out.empty() ? "" : ", ") + table.table;
+    return out;
+  }
+
+  // The next chunk of the snapshot: of the table at table_index_, in key
+  // order after last_key_.
   void read_chunk(Collector& out) {
     if (!snapshot_) start_snapshot();
-    const Schema& schema = table_.schema;
+    const CapturedTable& table = tables_[table_index_];
+    const Schema& schema = schema_;
     std::string columns, keys;
     for (size_t c = 0; c < schema.size(); ++c) {
       const std::string name = quote_identifier(schema.column(c).name);
       // A FLOAT as the double the binlog gives for it, not its shortest text.
-      const bool is_float = table_.column_types[c].rfind("float", 0) == 0;
+      const bool is_float = table.column_types[c].rfind("float", 0) == 0;
       columns += (c ? ", " : "") + (is_float ? "CAST(" + name + " AS DOUBLE)" : name);
     }
     for (size_t k : key_)
       keys += (keys.empty() ? "" : ", ") + quote_identifier(schema.column(k).name);
-    std::string sql = "SELECT " + columns + " FROM " + quote_identifier(table_.table);
+    std::string sql = "SELECT " + columns + " FROM " + quote_identifier(table.table);
     if (!last_key_.empty()) {
       std::string values;
       for (const Value& v : last_key_) {
@@ -141,11 +151,13 @@ class MySqlCdcSource final : public Source {
     }
     fault_point("cdc-snapshot-chunk");
     if (rows.size() < options_.chunk_rows) {
+      last_key_.clear();
+      if (++table_index_ < tables_.size()) return;  // the next table, in the same snapshot
       snapshot_->execute("COMMIT");
       snapshot_.reset();
       phase_ = Phase::kBinlog;
-      last_key_.clear();
-      spdlog::info("mysql-cdc {}: snapshot read; the binlog from {}", table_.table,
+      table_index_ = 0;
+      spdlog::info("mysql-cdc {}: snapshot read; the binlog from {}", names(),
                    position_->to_string());
     }
   }
@@ -167,17 +179,19 @@ class MySqlCdcSource final : public Source {
     // Resuming a snapshot, the binlog still starts where the first one was
     // taken: the changes since then come again, and the table ends the same.
     if (!position_) position_ = BinlogPosition{file, offset};
-    spdlog::info("mysql-cdc {}: snapshot at binlog {}", table_.table,
+    spdlog::info("mysql-cdc {}: snapshot at binlog {}", names(),
                  file + ":" + std::to_string(offset));
   }
 
   MySqlCdcOptions options_;
-  const CapturedTable table_;
+  const std::vector<CapturedTable> tables_;
+  const Schema schema_;  // every table's
   std::vector<size_t> key_;
   std::optional<ValueState<std::vector<Value>>> state_;
   Phase phase_ = Phase::kSnapshot;
   std::optional<BinlogPosition> position_;  // where the binlog is read from
-  std::vector<Value> last_key_;             // the snapshot's last key emitted
+  size_t table_index_ = 0;                  // the table the snapshot reads
+  std::vector<Value> last_key_;             // the snapshot's last key emitted there
   std::unique_ptr<MySqlConnection> snapshot_;
   std::unique_ptr<BinlogReader> reader_;
 };
@@ -192,7 +206,9 @@ std::vector<OptionSpec> mysql_cdc_option_specs() {
               "needs REPLICATION SLAVE and BINLOG MONITOR (REPLICATION CLIENT)",
        .default_doc = "SLUICE_MYSQL_URL, if set",
        .redact = redacted_mysql_url},
-      {.key = "source.table", .doc = "mysql-cdc: the table whose changes are read"},
+      {.key = "source.table",
+       .doc = "mysql-cdc: the table whose changes are read, or several of the same columns "
+              "and key, comma-separated"},
       {.key = "source.server-id",
        .type = OptionType::kInteger,
        .default_value = "0",
@@ -214,7 +230,8 @@ std::vector<OptionSpec> mysql_cdc_option_specs() {
 MySqlCdcOptions MySqlCdcOptions::from(const Config& config) {
   MySqlCdcOptions options;
   options.url = MySqlUrl::parse(config.get_string("source.url"));
-  options.table = config.get_string("source.table");
+  options.tables = split_list(config.get_string("source.table"));
+  if (options.tables.empty()) throw ConfigError("option 'source.table' names no table");
   const int64_t server_id = config.get_int("source.server-id");
   if (server_id < 0 || server_id > 0xffffffffLL) {
     throw ConfigError("option 'source.server-id' expects 0 to 4294967295, got " +
@@ -241,15 +258,34 @@ MySqlCdcOptions MySqlCdcOptions::from(const Config& config) {
   return options;
 }
 
-SourceDef mysql_cdc_source(const MySqlCdcOptions& options, const CapturedTable& table) {
-  if (!table.schema.has_primary_key()) {
-    throw ConfigError("table '" + table.table +
-                      "' has no primary key: the mysql-cdc source keys its changes by it");
+std::vector<CapturedTable> capture_tables(const MySqlCdcOptions& options) {
+  MySqlConnection connection(options.url);
+  std::vector<CapturedTable> tables;
+  for (const std::string& table : options.tables)
+    tables.push_back(capture_table(connection, table));
+  return tables;
+}
+
+SourceDef mysql_cdc_source(const MySqlCdcOptions& options, std::vector<CapturedTable> tables) {
+  if (tables.empty()) throw ConfigError("the mysql-cdc source has no table to read");
+  const Schema& schema = tables.front().schema;
+  for (const CapturedTable& table : tables) {
+    if (!table.schema.has_primary_key()) {
+      throw ConfigError("table '" + table.table +
+                        "' has no primary key: the mysql-cdc source keys its changes by it");
+    }
+    if (table.schema.to_string() != schema.to_string() ||
+        table.column_types != tables.front().column_types) {
+      throw ConfigError(
+          "tables '" + tables.front().table + "' (" + schema.to_string() + ") and '" + table.table +
+          "' (" + table.schema.to_string() +
+          ") differ: the tables of one mysql-cdc source need the same columns and key");
+    }
   }
   return SourceDef{
-      .output = {table.schema, ChangelogMode::all(), false},
-      .create = [options, table](const SubtaskInfo&) -> std::unique_ptr<Source> {
-        return std::make_unique<MySqlCdcSource>(options, table);
+      .output = {schema, ChangelogMode::all(), false},
+      .create = [options, tables](const SubtaskInfo&) -> std::unique_ptr<Source> {
+        return std::make_unique<MySqlCdcSource>(options, tables);
       },
       .max_parallelism = 1,
   };

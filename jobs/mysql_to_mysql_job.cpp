@@ -15,9 +15,7 @@ namespace {
 
 void build(const Config& config, JobGraph& graph) {
   const MySqlCdcOptions source = MySqlCdcOptions::from(config);
-  MySqlConnection connection(source.url);
-  const CapturedTable table = capture_table(connection, source.table);
-  Stream changes = graph.source("mysql-cdc", mysql_cdc_source(source, table));
+  Stream changes = graph.source("mysql-cdc", mysql_cdc_source(source, capture_tables(source)));
   if (const auto columns = config.find("transform.columns")) {
     changes = project(changes, "project", split_list(*columns));
   }

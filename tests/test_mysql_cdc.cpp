@@ -75,16 +75,14 @@ TEST_CASE("mysql-cdc: a snapshot taken during writes and the binlog after it mee
 
   MySqlCdcOptions options;
   options.url = testing::test_mysql_url();
-  options.table = source.name();
+  options.tables = {source.name()};
   options.chunk_rows = 20;  // 150 queries: writes land while it reads
   MySqlSinkOptions sink;
   sink.url = testing::test_mysql_url();
   sink.table = target.name();
   JobGraph graph(target.name());
-  add_mysql_sink(
-      graph.source("mysql-cdc",
-                   mysql_cdc_source(options, capture_table(source.connection(), source.name()))),
-      "mysql", sink);
+  add_mysql_sink(graph.source("mysql-cdc", mysql_cdc_source(options, capture_tables(options))),
+                 "mysql", sink);
   RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
   runtime.flush_interval = 20ms;
   Executor executor(runtime);
@@ -179,10 +177,10 @@ TEST_CASE("mysql-cdc reads every type the same from the snapshot as from the bin
   auto collected = std::make_shared<CollectedRows>();
   MySqlCdcOptions options;
   options.url = testing::test_mysql_url();
-  options.table = table.name();
+  options.tables = {table.name()};
   options.startup = MySqlCdcOptions::Startup::kSnapshot;
   JobGraph graph(table.name());
-  graph.source("mysql-cdc", mysql_cdc_source(options, captured))
+  graph.source("mysql-cdc", mysql_cdc_source(options, {captured}))
       .sink("collect", collect_sink(collected));
   const JobResult result = Executor(RuntimeOptions::without_checkpoints()).run(graph);
   REQUIRE(result.finished());
@@ -205,4 +203,47 @@ TEST_CASE("mysql-cdc reads every type the same from the snapshot as from the bin
                                "-12345678901234.000001, -0.1, 0.10000000149011612, "
                                "2026-01-02 03:04:05.123456, 2026-01-02 01:04:05.678, 2026-01-02, "
                                "2026, héllo €, ab, a text, "));
+}
+
+TEST_CASE("mysql-cdc reads several tables of one schema into one stream", "[mysql][cdc]") {
+  testing::TestTable east("cdc_east", kOrders);
+  testing::TestTable west("cdc_west", kOrders);
+  testing::TestTable target("cdc_target", kOrders);
+  fill(east, 500);  // ids 1..500
+  west.connection().execute("INSERT INTO " + west.name() +
+                            " SELECT seq, seq / 100, 'west' FROM seq_1001_to_1300");
+  MySqlCdcOptions options;
+  options.url = testing::test_mysql_url();
+  options.tables = {east.name(), west.name()};
+  options.chunk_rows = 100;
+  MySqlSinkOptions sink;
+  sink.url = testing::test_mysql_url();
+  sink.table = target.name();
+  JobGraph graph(target.name());
+  add_mysql_sink(graph.source("mysql-cdc", mysql_cdc_source(options, capture_tables(options))),
+                 "mysql", sink);
+  RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
+  runtime.flush_interval = 20ms;
+  Executor executor(runtime);
+  JobResult result;
+  std::thread job([&] { result = executor.run(graph); });
+  east.connection().execute("UPDATE " + east.name() + " SET note = 'moved' WHERE id <= 10");
+  west.connection().execute("DELETE FROM " + west.name() + " WHERE id > 1200");
+  const auto both = [&] {
+    auto rows = east.rows();
+    const auto more = west.rows();
+    rows.insert(rows.end(), more.begin(), more.end());
+    return rows;
+  };
+  const bool equal = testing::wait_until([&] { return target.rows() == both(); });
+  executor.cancel();
+  job.join();
+  CHECK(equal);
+  CHECK(target.rows().size() == 700);
+
+  testing::TestTable other("cdc_other", "id BIGINT PRIMARY KEY, note VARCHAR(40)");
+  options.tables = {east.name(), other.name()};
+  CHECK_THROWS_WITH(mysql_cdc_source(options, capture_tables(options)),
+                    Catch::Contains("'" + other.name() + "'") &&
+                        Catch::Contains("need the same columns and key"));
 }
