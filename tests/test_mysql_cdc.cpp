@@ -52,6 +52,39 @@ void change_randomly(testing::TestTable& table, int n, int keys, std::mt19937& r
   }
 }
 
+// The tables of `options` replicated into `target` by a job running on a
+// thread of its own until stop().
+class Replication {
+ public:
+  Replication(const MySqlCdcOptions& options, const testing::TestTable& target)
+      : graph_(target.name()), executor_([] {
+          RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
+          runtime.flush_interval = 20ms;
+          return runtime;
+        }()) {
+    MySqlSinkOptions sink;
+    sink.url = testing::test_mysql_url();
+    sink.table = target.name();
+    add_mysql_sink(graph_.source("mysql-cdc", mysql_cdc_source(options, capture_tables(options))),
+                   "mysql", sink);
+    thread_ = std::thread([this] { result_ = executor_.run(graph_); });
+  }
+  ~Replication() {
+    if (thread_.joinable()) stop();
+  }
+  const JobResult& stop() {
+    executor_.cancel();
+    thread_.join();
+    return result_;
+  }
+
+ private:
+  JobGraph graph_;
+  Executor executor_;
+  JobResult result_;
+  std::thread thread_;
+};
+
 std::string cli_command(const testing::TestTable& source, const testing::TestTable& target,
                         const testing::TempDir& dir) {
   return std::string(SLUICE_CLI) +
@@ -77,23 +110,13 @@ TEST_CASE("mysql-cdc: a snapshot taken during writes and the binlog after it mee
   options.url = testing::test_mysql_url();
   options.tables = {source.name()};
   options.chunk_rows = 20;  // 150 queries: writes land while it reads
-  MySqlSinkOptions sink;
-  sink.url = testing::test_mysql_url();
-  sink.table = target.name();
-  JobGraph graph(target.name());
-  add_mysql_sink(graph.source("mysql-cdc", mysql_cdc_source(options, capture_tables(options))),
-                 "mysql", sink);
-  RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
-  runtime.flush_interval = 20ms;
-  Executor executor(runtime);
-  JobResult result;
-  std::thread job([&] { result = executor.run(graph); });
+  Replication replication(options, target);
   change_randomly(source, 600, 3000, random);
   const bool equal = testing::wait_until([&] { return target.rows() == source.rows(); });
-  executor.cancel();
-  job.join();
+  const JobResult& result = replication.stop();
   CHECK(equal);
   CHECK(result.status == JobResult::Status::kCancelled);
+  CHECK(result.metrics.records_out("mysql-cdc") >= 3000);
   CHECK(result.metrics.records_out("mysql-cdc") >= 3000);
 }
 
@@ -216,17 +239,7 @@ TEST_CASE("mysql-cdc reads several tables of one schema into one stream", "[mysq
   options.url = testing::test_mysql_url();
   options.tables = {east.name(), west.name()};
   options.chunk_rows = 100;
-  MySqlSinkOptions sink;
-  sink.url = testing::test_mysql_url();
-  sink.table = target.name();
-  JobGraph graph(target.name());
-  add_mysql_sink(graph.source("mysql-cdc", mysql_cdc_source(options, capture_tables(options))),
-                 "mysql", sink);
-  RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
-  runtime.flush_interval = 20ms;
-  Executor executor(runtime);
-  JobResult result;
-  std::thread job([&] { result = executor.run(graph); });
+  Replication replication(options, target);
   east.connection().execute("UPDATE " + east.name() + " SET note = 'moved' WHERE id <= 10");
   west.connection().execute("DELETE FROM " + west.name() + " WHERE id > 1200");
   const auto both = [&] {
@@ -236,8 +249,7 @@ TEST_CASE("mysql-cdc reads several tables of one schema into one stream", "[mysq
     return rows;
   };
   const bool equal = testing::wait_until([&] { return target.rows() == both(); });
-  executor.cancel();
-  job.join();
+  replication.stop();
   CHECK(equal);
   CHECK(target.rows().size() == 700);
 
