@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 
+#include "sluice/connectors/source_options.hpp"
 #include "sluice/engine/common/error.hpp"
 #include "sluice/engine/common/fault_point.hpp"
 #include "sluice/engine/data/value.hpp"
@@ -219,6 +220,7 @@ std::vector<OptionSpec> mysql_cdc_option_specs() {
        .doc = "mysql-cdc: initial (a snapshot, then the binlog), snapshot (the snapshot alone, "
               "then the job ends), latest (the binlog from its end), or a binlog position "
               "FILE:OFFSET"},
+      source_rate_spec(),
       {.key = "source.snapshot.chunk-rows",
        .type = OptionType::kInteger,
        .default_value = "1000",
@@ -239,6 +241,7 @@ MySqlCdcOptions MySqlCdcOptions::from(const Config& config) {
   }
   options.server_id = static_cast<uint32_t>(server_id);
   options.chunk_rows = static_cast<size_t>(config.get_int("source.snapshot.chunk-rows"));
+  options.rate = static_cast<double>(config.get_int("source.rate"));
   const std::string startup = config.get_string("source.startup-mode");
   if (startup == "initial") {
     options.startup = Startup::kInitial;
@@ -287,6 +290,7 @@ SourceDef mysql_cdc_source(const MySqlCdcOptions& options, std::vector<CapturedT
       .create = [options, tables](const SubtaskInfo&) -> std::unique_ptr<Source> {
         return std::make_unique<MySqlCdcSource>(options, tables);
       },
+      .rate = options.rate,
       .max_parallelism = 1,
   };
 }

@@ -39,6 +39,8 @@ struct MySqlCdcOptions {
   BinlogPosition position;
   /// Rows per snapshot query.
   size_t chunk_rows = 1000;
+  /// Records per second; 0 = as fast as possible.
+  double rate = 0;
 
   /// Reads the `source.*` keys of mysql_cdc_option_specs().
   static MySqlCdcOptions from(const Config& config);

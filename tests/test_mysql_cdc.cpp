@@ -134,9 +134,11 @@ TEST_CASE("mysql-to-mysql killed mid-snapshot and mid-binlog resumes to the sour
   fill(source, 3000);
   const std::string command = cli_command(source, target, dir) + " --set sink.delivery=" + delivery;
 
-  // Killed in the snapshot's 400th chunk of 5 rows, after some checkpoints.
+  // Killed in the snapshot's 400th chunk of 5 rows, a second in at 2000
+  // rows/s: after many checkpoints.
   const auto killed = testing::run_command("SLUICE_FAULT=cdc-snapshot-chunk:400 " + command +
-                                           " --set source.snapshot.chunk-rows=5 2>&1");
+                                           " --set source.snapshot.chunk-rows=5"
+                                           " --set source.rate=2000 2>&1");
   INFO(killed.output);
   REQUIRE(killed.status == 137);
 
