@@ -1,4 +1,5 @@
-// A changelog (generated, or read from a file) counted and summed per key.
+// A changelog (generated, read from a file, or a table's changes through
+// the binlog) counted and summed per key.
 // The sums live in RocksDB state and are checkpointed: killed and rerun, the
 // job resumes where its last checkpoint was and prints the same results.
 #include "sluice/jobs/aggregate_job.hpp"
@@ -7,6 +8,7 @@
 #include "sluice/connectors/basic_sinks.hpp"
 #include "sluice/connectors/changelog_file.hpp"
 #include "sluice/connectors/datagen.hpp"
+#include "sluice/connectors/mysql_cdc_source.hpp"
 #include "sluice/engine/common/error.hpp"
 #include "sluice/engine/graph/node_def.hpp"
 #include "sluice/transforms/keyed_aggregate.hpp"
@@ -20,8 +22,13 @@ const Schema kOrders({{"id", DataType::bigint()},
                      {"id"});
 
 Stream changelog(const Config& config, JobGraph& graph) {
-  if (config.get_string("source.kind") == "datagen") {
+  const std::string kind = config.get_string("source.kind");
+  if (kind == "datagen") {
     return graph.source("orders", datagen_source(DatagenOptions::from(config, kOrders)));
+  }
+  if (kind == "mysql-cdc") {
+    const MySqlCdcOptions cdc = MySqlCdcOptions::from(config);
+    return graph.source("mysql-cdc", mysql_cdc_source(cdc, capture_tables(cdc)));
   }
   const auto schema_text = config.find("source.schema");
   if (!schema_text) throw ConfigError("option 'source.schema' is required for a changelog file");
@@ -47,12 +54,15 @@ std::string as_flink_sql(const Config& config, const JobGraph& graph) {
   const NodeDef& source = graph.nodes().front();
   // What the sink prints: the node before it.
   const NodeDef& aggregated = graph.nodes()[graph.nodes().size() - 2];
-  const bool datagen = config.get_string("source.kind") == "datagen";
+  const std::string kind = config.get_string("source.kind");
   const std::string key = config.get_string("aggregate.key");
   const std::string value = config.get_string("aggregate.value");
-  return (datagen ? flink_sql::datagen_table(source.name, DatagenOptions::from(config, kOrders))
-                  : flink_sql::file_table(source.name, source.output.schema, config)) +
-         "\n" +
+  const std::string source_table =
+      kind == "datagen"
+          ? flink_sql::datagen_table(source.name, DatagenOptions::from(config, kOrders))
+      : kind == "mysql-cdc" ? flink_sql::mysql_cdc_table(source.name, source.output.schema, config)
+                            : flink_sql::file_table(source.name, source.output.schema, config);
+  return source_table + "\n" +
          flink_sql::create_table("print", aggregated.output.schema, {{"connector", "print"}}) +
          "\nINSERT INTO `print`\nSELECT `" + key + "`, COUNT(*) AS `count`, SUM(`" + value +
          "`) AS `sum`\nFROM `" + source.name + "` GROUP BY `" + key + "`;\n";
@@ -66,11 +76,15 @@ JobDefinition aggregate_job() {
        .type = OptionType::kEnum,
        .default_value = "datagen",
        .doc = "where the changelog comes from",
-       .choices = {"datagen", "changelog-file"}},
-      {.key = "aggregate.key", .default_value = "customer", .doc = "aggregate: the column to group by"},
+       .choices = {"datagen", "changelog-file", "mysql-cdc"}},
+      {.key = "aggregate.key",
+       .default_value = "customer",
+       .doc = "aggregate: the column to group by"},
       {.key = "aggregate.value", .default_value = "amount", .doc = "aggregate: the column to sum"},
   };
-  const OptionTable sources = OptionTable(datagen_option_specs()).merged(changelog_file_option_specs());
+  const OptionTable sources = OptionTable(datagen_option_specs())
+                                  .merged(changelog_file_option_specs())
+                                  .merged(mysql_cdc_option_specs());
   options.insert(options.end(), sources.specs().begin(), sources.specs().end());
   return {.name = "aggregate",
           .summary = "a changelog counted and summed per key in checkpointed state, printed",

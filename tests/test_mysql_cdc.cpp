@@ -261,3 +261,19 @@ TEST_CASE("mysql-cdc reads several tables of one schema into one stream", "[mysq
                     Catch::Contains("'" + other.name() + "'") &&
                         Catch::Contains("need the same columns and key"));
 }
+
+TEST_CASE("the aggregate job takes source.kind=mysql-cdc: a table's rows summed per key",
+          "[mysql][cdc]") {
+  testing::TempDir dir;
+  testing::TestTable orders("cdc_orders",
+                            "id BIGINT PRIMARY KEY, customer BIGINT, amount DECIMAL(10,2)");
+  orders.connection().execute("INSERT INTO " + orders.name() +
+                              " VALUES (1, 7, 1.50), (2, 7, 2.50), (3, 8, 4.00)");
+  const auto result = testing::run_command(
+      std::string(SLUICE_CLI) + " run aggregate --set source.kind=mysql-cdc --set source.url=" +
+      testing::test_mysql_url_text() + " --set source.table=" + orders.name() +
+      " --set source.startup-mode=snapshot --set checkpoint.dir=" + dir.path().string() + " 2>&1");
+  INFO(result.output);
+  CHECK(result.status == 0);
+  CHECK_THAT(result.output, Catch::Contains("+U[7, 2, 4.00]") && Catch::Contains("+I[8, 1, 4.00]"));
+}
