@@ -67,21 +67,21 @@ uint64_t count_rows(MySqlConnection& connection, const char* table) {
       connection.query(std::string("SELECT COUNT(*) FROM ") + table).at(0).at(0).value());
 }
 
-MySqlCdcOptions cdc_options(MySqlCdcOptions::Startup startup, BinlogPosition position = {}) {
-  MySqlCdcOptions options;
-  options.url = bench_url();
-  options.tables = {kSource};
-  options.startup = startup;
-  options.position = std::move(position);
-  return options;
-}
-
-SinkDef target_sink(const Schema& schema) {
-  MySqlSinkOptions options;
-  options.url = bench_url();
-  options.table = kTarget;
-  options.max_rows = 5000;
-  return mysql_sink(options, schema);
+// The source table's changes from `startup` (and `position`) into the
+// target table, or into a blackhole.
+void add_replication(JobGraph& graph, const CapturedTable& table, MySqlCdcOptions::Startup startup,
+                     BinlogPosition position = {}, bool into_mysql = true) {
+  MySqlCdcOptions source;
+  source.url = bench_url();
+  source.tables = {kSource};
+  source.startup = startup;
+  source.position = std::move(position);
+  MySqlSinkOptions target;
+  target.url = bench_url();
+  target.table = kTarget;
+  target.max_rows = 5000;
+  graph.source("mysql-cdc", mysql_cdc_source(source, {table}))
+      .sink("out", into_mysql ? mysql_sink(target, table.schema) : blackhole_sink());
 }
 
 RuntimeOptions bench_runtime(std::chrono::milliseconds flush_interval) {
@@ -121,10 +121,7 @@ BenchSample snapshot(uint64_t rows, bool into_mysql) {
   fresh(connection, kTarget);
   const CapturedTable table = capture_table(connection, kSource);
   JobGraph graph("cdc-bench");
-  graph
-      .source("mysql-cdc",
-              mysql_cdc_source(cdc_options(MySqlCdcOptions::Startup::kSnapshot), {table}))
-      .sink("out", into_mysql ? target_sink(table.schema) : blackhole_sink());
+  add_replication(graph, table, MySqlCdcOptions::Startup::kSnapshot, {}, into_mysql);
   const JobResult result = Executor(bench_runtime(std::chrono::milliseconds(0))).run(graph);
   if (!result.finished()) throw std::runtime_error("cdc snapshot run failed: " + result.error);
   return {
@@ -158,10 +155,7 @@ BenchSample binlog_into_mysql(uint64_t rows) {
   const BinlogPosition start = current_binlog_position(connection);
   insert_orders(connection, 1, rows);
   JobGraph graph("cdc-bench");
-  graph
-      .source("mysql-cdc",
-              mysql_cdc_source(cdc_options(MySqlCdcOptions::Startup::kPosition, start), {table}))
-      .sink("out", target_sink(table.schema));
+  add_replication(graph, table, MySqlCdcOptions::Startup::kPosition, start);
   Executor executor(bench_runtime(std::chrono::milliseconds(20)));
   const auto began = Clock::now();
   JobResult result;
@@ -197,10 +191,7 @@ BenchSample commit_to_visible(uint64_t rows, int rate) {
   fresh(writer, kTarget);
   const CapturedTable table = capture_table(writer, kSource);
   JobGraph graph("cdc-bench");
-  graph
-      .source("mysql-cdc",
-              mysql_cdc_source(cdc_options(MySqlCdcOptions::Startup::kLatest), {table}))
-      .sink("out", target_sink(table.schema));
+  add_replication(graph, table, MySqlCdcOptions::Startup::kLatest);
   Executor executor(bench_runtime(std::chrono::milliseconds(20)));
   JobResult result;
   std::thread job([&] { result = executor.run(graph); });

@@ -174,17 +174,15 @@ class RowImageReader {
     static constexpr int kBytes[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
     const int intg = precision - scale;
     const int size = intg / 9 * 4 + kBytes[intg % 9] + scale / 9 * 4 + kBytes[scale % 9];
-    const uint8_t* at_start = take(static_cast<size_t>(size));
-    std::vector<uint8_t> b(at_start, at_start + size);
+    const uint8_t* b = take(static_cast<size_t>(size));
     const bool negative = (b[0] & 0x80) == 0;
-    b[0] ^= 0x80;
-    if (negative) {
-      for (uint8_t& byte : b) byte = static_cast<uint8_t>(~byte);
-    }
-    size_t at = 0;
+    const uint8_t invert = negative ? 0xff : 0;
+    int at = 0;
     const auto group = [&](int bytes) {
       uint64_t v = 0;
-      for (int i = 0; i < bytes; ++i) v = (v << 8) | b[at++];
+      for (int i = 0; i < bytes; ++i, ++at) {
+        v = (v << 8) | static_cast<uint8_t>(b[at] ^ invert ^ (at == 0 ? 0x80 : 0));
+      }
       return v;
     };
     const auto digits = [](uint64_t v, int width) {
