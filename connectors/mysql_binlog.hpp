@@ -117,6 +117,7 @@ class BinlogReader {
   std::vector<std::vector<BinlogDecoding>> decodings_;  // per table, per column
   std::unique_ptr<MySqlConnection> connection_;
   st_mariadb_rpl* rpl_ = nullptr;
+  bool checksums_ = true;       // whether events end in a CRC32
   std::string file_;            // the binlog file being read
   BinlogPosition read_;         // end of the last whole group
   std::optional<Group> group_;  // between its GTID and its end

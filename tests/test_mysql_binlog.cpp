@@ -9,6 +9,13 @@
 
 using namespace sluice;
 
+namespace Catch {
+template <>
+struct StringMaker<BinlogPosition> {
+  static std::string convert(const BinlogPosition& p) { return p.to_string(); }
+};
+}  // namespace Catch
+
 namespace {
 
 // Reads `wanted` transactions, or what came until 50 heartbeats passed without one.
@@ -130,6 +137,37 @@ TEST_CASE("the binlog gives committed transactions only, skips other tables, and
   const auto after = read_transactions(resumed, 1);
   REQUIRE(after.size() == 1);
   CHECK(texts(after[0]) == std::vector<std::string>{"-D[3, 30]"});
+}
+
+TEST_CASE("the binlog position names the file it is in after the server rotates its binlog",
+          "[mysql][cdc]") {
+  testing::TestTable table("cdc_rotate", "id BIGINT PRIMARY KEY");
+  MySqlConnection& sql = table.connection();
+  const std::string t = table.name();
+  const CapturedTable captured = capture_table(sql, t);
+  BinlogReader reader(testing::test_mysql_url(), server_id(), current_binlog_position(sql),
+                      {captured});
+  sql.execute("INSERT INTO " + t + " VALUES (1)");
+  sql.execute("FLUSH BINARY LOGS");
+  sql.execute("INSERT INTO " + t + " VALUES (2)");
+  // (The end may yet move on: the server writes a binlog checkpoint event
+  // into the new file once the old one's transactions are all durable.)
+  const BinlogPosition rotated = current_binlog_position(sql);
+  const auto transactions = read_transactions(reader, 2);
+  REQUIRE(transactions.size() == 2);
+  CHECK(transactions[0].end.file != rotated.file);
+  CHECK(transactions[1].end.file == rotated.file);
+  CHECK(reader.resume_position().file == rotated.file);
+
+  // A reader started there reads on from it, into the next rotation.
+  sql.execute("FLUSH BINARY LOGS");
+  sql.execute("INSERT INTO " + t + " VALUES (3)");
+  BinlogReader resumed(testing::test_mysql_url(), server_id(), reader.resume_position(),
+                       {captured});
+  const auto after = read_transactions(resumed, 1);
+  REQUIRE(after.size() == 1);
+  CHECK(texts(after[0]) == std::vector<std::string>{"+I[3]"});
+  CHECK(after[0].end.file == current_binlog_position(sql).file);
 }
 
 TEST_CASE(
