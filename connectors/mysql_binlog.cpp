@@ -4,291 +4,21 @@
 #include <mysql.h>
 #include <mysqld_error.h>
 #include <spdlog/spdlog.h>
-// After mysql.h, which it needs.
+// After mysql.h, which they need.
+#include <ma_pvio.h>
 #include <mariadb_rpl.h>
+#include <poll.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
-#include <cstring>
+#include <cstdlib>
 #include <regex>
 
+#include "sluice/connectors/mysql_binlog_rows.hpp"
 #include "sluice/engine/common/error.hpp"
 
 namespace sluice {
-
-// What a column's binlog values become, where the binlog does not say:
-// integers are written without their signedness.
-struct BinlogDecoding {
-  enum How {
-    kAsWritten,   // what the binlog type says
-    kBoolean,     // TINYINT(1)
-    kSigned,      // an integer
-    kUnsigned,    // an integer of fewer than 64 bits
-    kUnsigned64,  // BIGINT UNSIGNED, as DECIMAL(20,0)
-  };
-  How how = kAsWritten;
-};
-
 namespace {
-
-bool starts_with(const std::string& text, std::string_view prefix) {
-  return text.rfind(prefix, 0) == 0;
-}
-
-// How values of a column the server spells `type` are read; throws
-// ConfigError for the types this reader does not take.
-BinlogDecoding decoding_of(const std::string& column, const std::string& type) {
-  const bool is_unsigned = type.find("unsigned") != std::string::npos;
-  if (starts_with(type, "tinyint(1)") || starts_with(type, "boolean"))
-    return {BinlogDecoding::kBoolean};
-  for (const char* integer : {"tinyint", "smallint", "mediumint", "int", "bigint"}) {
-    if (!starts_with(type, integer)) continue;
-    if (!is_unsigned) return {BinlogDecoding::kSigned};
-    return {starts_with(type, "bigint") ? BinlogDecoding::kUnsigned64 : BinlogDecoding::kUnsigned};
-  }
-  for (const char* taken :
-       {"year",   "decimal",   "float",    "double",   "real",       "datetime",   "timestamp",
-        "date",   "char",      "varchar",  "tinytext", "text",       "mediumtext", "longtext",
-        "binary", "varbinary", "tinyblob", "blob",     "mediumblob", "longblob"}) {
-    if (starts_with(type, taken)) return {BinlogDecoding::kAsWritten};
-  }
-  throw ConfigError("column '" + column + "' is " + type +
-                    ", which the binlog reader does not take yet (it takes integers, DECIMAL, "
-                    "FLOAT, DOUBLE, DATE, DATETIME, TIMESTAMP, YEAR, CHAR, VARCHAR, TEXT and "
-                    "BLOB)");
-}
-
-// Reads a row image's values, as the server writes them (sql/log_event.cc
-// and the binary formats of sql/field.cc). Every read is bounds-checked.
-class RowImageReader {
- public:
-  RowImageReader(const uint8_t* data, size_t size, const std::string& table)
-      : p_(data), end_(data + size), table_(table) {}
-
-  bool at_end() const { return p_ == end_; }
-
-  const uint8_t* take(size_t n) {
-    if (static_cast<size_t>(end_ - p_) < n) {
-      throw Error("a binlog row of table '" + table_ + "' ends early: the row image is corrupt");
-    }
-    const uint8_t* at = p_;
-    p_ += n;
-    return at;
-  }
-  uint64_t little_endian(size_t n) {
-    const uint8_t* b = take(n);
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; ++i) v |= uint64_t{b[i]} << (8 * i);
-    return v;
-  }
-  uint64_t big_endian(size_t n) {
-    const uint8_t* b = take(n);
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; ++i) v = (v << 8) | b[i];
-    return v;
-  }
-
-  Value value(const BinlogColumnFormat& f, const BinlogDecoding& d) {
-    switch (f.type) {
-      case MYSQL_TYPE_TINY:
-        return integer(1, d);
-      case MYSQL_TYPE_SHORT:
-        return integer(2, d);
-      case MYSQL_TYPE_INT24:
-        return integer(3, d);
-      case MYSQL_TYPE_LONG:
-        return integer(4, d);
-      case MYSQL_TYPE_LONGLONG:
-        return integer(8, d);
-      case MYSQL_TYPE_YEAR: {
-        const uint64_t year = little_endian(1);
-        return static_cast<int64_t>(year == 0 ? 0 : 1900 + year);
-      }
-      case MYSQL_TYPE_FLOAT: {
-        const auto bits = static_cast<uint32_t>(little_endian(4));
-        float f32;
-        std::memcpy(&f32, &bits, sizeof f32);
-        return static_cast<double>(f32);
-      }
-      case MYSQL_TYPE_DOUBLE: {
-        const uint64_t bits = little_endian(8);
-        double f64;
-        std::memcpy(&f64, &bits, sizeof f64);
-        return f64;
-      }
-      case MYSQL_TYPE_NEWDECIMAL:
-        return decimal(f.meta >> 8, f.meta & 0xff);
-      case MYSQL_TYPE_DATETIME2:
-        return datetime(f.meta);
-      case MYSQL_TYPE_TIMESTAMP2: {
-        const int64_t seconds = static_cast<int64_t>(big_endian(4));
-        return Timestamp{seconds * 1'000'000 + fraction(f.meta)};
-      }
-      case MYSQL_TYPE_DATE: {
-        const uint64_t v = little_endian(3);
-        char text[16];
-        std::snprintf(text, sizeof text, "%04u-%02u-%02u", static_cast<unsigned>(v >> 9),
-                      static_cast<unsigned>((v >> 5) & 15), static_cast<unsigned>(v & 31));
-        return std::string(text);
-      }
-      case MYSQL_TYPE_VARCHAR:
-      case MYSQL_TYPE_VAR_STRING:
-        return bytes(f.meta < 256 ? 1 : 2);
-      case MYSQL_TYPE_STRING: {
-        // CHAR and BINARY: the metadata packs the real type and the length.
-        const unsigned high = f.meta >> 8, low = f.meta & 0xff;
-        const unsigned length = (high & 0x30) != 0x30 ? low | (((high & 0x30) ^ 0x30) << 4) : low;
-        return bytes(length < 256 ? 1 : 2);
-      }
-      case MYSQL_TYPE_BLOB:
-        return bytes(f.meta);
-      default:
-        throw ConfigError("table '" + table_ + "' has a column of binlog type " +
-                          std::to_string(f.type) + ", which the binlog reader does not take");
-    }
-  }
-
- private:
-  Value integer(size_t n, const BinlogDecoding& d) {
-    const uint64_t raw = little_endian(n);
-    const int bits = static_cast<int>(8 * n);
-    switch (d.how) {
-      case BinlogDecoding::kBoolean:
-        return Value::boolean(raw != 0);
-      case BinlogDecoding::kUnsigned:
-        return static_cast<int64_t>(raw);
-      case BinlogDecoding::kUnsigned64:
-        return Decimal::parse(std::to_string(raw), 20, 0);
-      default: {
-        const int shift = 64 - bits;  // sign-extend
-        return static_cast<int64_t>(raw << shift) >> shift;
-      }
-    }
-  }
-
-  // MySQL's binary DECIMAL: groups of nine digits in four bytes, big-endian,
-  // the leftover digits in fewer; the sign bit flipped, and every bit of a
-  // negative number inverted.
-  Value decimal(int precision, int scale) {
-    static constexpr int kBytes[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
-    const int intg = precision - scale;
-    const int size = intg / 9 * 4 + kBytes[intg % 9] + scale / 9 * 4 + kBytes[scale % 9];
-    const uint8_t* b = take(static_cast<size_t>(size));
-    const bool negative = (b[0] & 0x80) == 0;
-    const uint8_t invert = negative ? 0xff : 0;
-    int at = 0;
-    const auto group = [&](int bytes) {
-      uint64_t v = 0;
-      for (int i = 0; i < bytes; ++i, ++at) {
-        v = (v << 8) | static_cast<uint8_t>(b[at] ^ invert ^ (at == 0 ? 0x80 : 0));
-      }
-      return v;
-    };
-    const auto digits = [](uint64_t v, int width) {
-      std::string text = std::to_string(v);
-      return std::string(static_cast<size_t>(std::max(0, width - static_cast<int>(text.size()))),
-                         '0') +
-             text;
-    };
-    std::string whole = std::to_string(group(kBytes[intg % 9]));
-    for (int g = 0; g < intg / 9; ++g) whole += digits(group(4), 9);
-    whole.erase(0, std::min(whole.find_first_not_of('0'), whole.size() - 1));
-    std::string fraction;
-    for (int g = 0; g < scale / 9; ++g) fraction += digits(group(4), 9);
-    if (scale % 9 > 0) fraction += digits(group(kBytes[scale % 9]), scale % 9);
-    const std::string text = (negative ? "-" : "") + whole + (scale > 0 ? "." + fraction : "");
-    return Decimal::parse(text, precision, scale);
-  }
-
-  // DATETIME2: year*13+month, day, hour, minute, second packed in 40 bits
-  // above 2^39, then the fraction.
-  Value datetime(int fsp) {
-    const uint64_t packed = big_endian(5) - 0x8000000000ULL;
-    const uint64_t ymd = packed >> 17, hms = packed & ((1 << 17) - 1);
-    const uint64_t year_month = ymd >> 5;
-    char text[40];
-    std::snprintf(text, sizeof text, "%04u-%02u-%02u %02u:%02u:%02u",
-                  static_cast<unsigned>(year_month / 13), static_cast<unsigned>(year_month % 13),
-                  static_cast<unsigned>(ymd & 31), static_cast<unsigned>(hms >> 12),
-                  static_cast<unsigned>((hms >> 6) & 63), static_cast<unsigned>(hms & 63));
-    Timestamp at = Timestamp::parse(text);
-    at.micros += fraction(fsp);
-    return at;
-  }
-
-  // The fraction of a second after DATETIME2, TIMESTAMP2 and TIME2, in micros.
-  int64_t fraction(int fsp) {
-    switch ((fsp + 1) / 2) {
-      case 1:
-        return static_cast<int64_t>(big_endian(1)) * 10'000;
-      case 2:
-        return static_cast<int64_t>(big_endian(2)) * 100;
-      case 3:
-        return static_cast<int64_t>(big_endian(3));
-      default:
-        return 0;
-    }
-  }
-
-  Value bytes(size_t length_bytes) {
-    const size_t n = little_endian(length_bytes);
-    const uint8_t* data = take(n);
-    return std::string(reinterpret_cast<const char*>(data), n);
-  }
-
-  const uint8_t* p_;
-  const uint8_t* end_;
-  const std::string& table_;
-};
-
-// The metadata bytes each binlog type carries in a TABLE_MAP event.
-size_t metadata_size(uint8_t type) {
-  switch (type) {
-    case MYSQL_TYPE_FLOAT:
-    case MYSQL_TYPE_DOUBLE:
-    case MYSQL_TYPE_BLOB:
-    case MYSQL_TYPE_GEOMETRY:
-    case MYSQL_TYPE_JSON:
-    case MYSQL_TYPE_TIMESTAMP2:
-    case MYSQL_TYPE_DATETIME2:
-    case MYSQL_TYPE_TIME2:
-      return 1;
-    case MYSQL_TYPE_VARCHAR:
-    case MYSQL_TYPE_VAR_STRING:
-    case MYSQL_TYPE_NEWDECIMAL:
-    case MYSQL_TYPE_STRING:
-    case MYSQL_TYPE_BIT:
-    case MYSQL_TYPE_ENUM:
-    case MYSQL_TYPE_SET:
-      return 2;
-    default:
-      return 0;
-  }
-}
-
-// The columns of a TABLE_MAP event.
-std::vector<BinlogColumnFormat> formats_of(const st_mariadb_rpl_table_map_event& map) {
-  std::vector<BinlogColumnFormat> out;
-  size_t at = 0;
-  const auto* meta = reinterpret_cast<const uint8_t*>(map.metadata.str);
-  for (size_t c = 0; c < map.column_types.length; ++c) {
-    BinlogColumnFormat f{.type = static_cast<uint8_t>(map.column_types.str[c])};
-    const size_t n = metadata_size(f.type);
-    if (at + n > map.metadata.length) throw Error("a binlog TABLE_MAP event is corrupt");
-    if (n == 1) f.meta = meta[at];
-    // NEWDECIMAL and STRING keep their two bytes in order; the others are little-endian.
-    if (n == 2) {
-      const bool in_order = f.type == MYSQL_TYPE_NEWDECIMAL || f.type == MYSQL_TYPE_STRING ||
-                            f.type == MYSQL_TYPE_ENUM || f.type == MYSQL_TYPE_SET;
-      f.meta = in_order ? static_cast<uint16_t>(meta[at] << 8 | meta[at + 1])
-                        : static_cast<uint16_t>(meta[at] | meta[at + 1] << 8);
-    }
-    at += n;
-    out.push_back(f);
-  }
-  return out;
-}
 
 std::string lower(std::string_view text) {
   std::string out(text);
@@ -365,9 +95,43 @@ BinlogPosition rotation_of(const st_mariadb_rpl_event& event, bool checksums) {
   return {std::string(reinterpret_cast<const char*>(at + kHeader + kPosition), name), position};
 }
 
+// An XA transaction's id as a GTID event names it.
+std::string xid_of(const st_mariadb_rpl_gtid_event& gtid) {
+  return std::to_string(gtid.format_id) + ":" + std::to_string(gtid.gtrid_len) + ":" +
+         std::to_string(gtid.bqual_len) + ":" + text_of(gtid.xid);
+}
+
+// The number at the end of a binlog file's name, and the name before it.
+std::pair<std::string_view, std::string_view> split_file(std::string_view file) {
+  size_t digits = file.size();
+  while (digits > 0 && std::isdigit(static_cast<unsigned char>(file[digits - 1]))) --digits;
+  return {file.substr(0, digits), file.substr(digits)};
+}
+
 }  // namespace
 
 std::string BinlogPosition::to_string() const { return file + ":" + std::to_string(offset); }
+
+std::optional<BinlogPosition> BinlogPosition::parse(const std::string& text) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) return std::nullopt;
+  char* end = nullptr;
+  const unsigned long long offset = std::strtoull(text.c_str() + colon + 1, &end, 10);
+  if (*end != '\0' || !std::isdigit(static_cast<unsigned char>(text[colon + 1]))) {
+    return std::nullopt;
+  }
+  return BinlogPosition{text.substr(0, colon), offset};
+}
+
+std::strong_ordering operator<=>(const BinlogPosition& a, const BinlogPosition& b) {
+  const auto [a_name, a_number] = split_file(a.file);
+  const auto [b_name, b_number] = split_file(b.file);
+  if (const auto by_name = a_name <=> b_name; by_name != 0) return by_name;
+  // A longer number is a larger one: the server pads to six digits, then grows.
+  if (const auto by_size = a_number.size() <=> b_number.size(); by_size != 0) return by_size;
+  if (const auto by_number = a_number <=> b_number; by_number != 0) return by_number;
+  return a.offset <=> b.offset;
+}
 
 BinlogPosition current_binlog_position(MySqlConnection& connection) {
   std::vector<std::vector<std::optional<std::string>>> rows;
@@ -401,180 +165,368 @@ CapturedTable capture_table(MySqlConnection& connection, const std::string& tabl
                          .schema = info.schema()};
   for (const TableColumn& column : info.columns) {
     decoding_of(column.name, column.column_type);  // throws for a type it does not take
-    captured.column_types.push_back(column.column_type);
+    captured.columns.push_back(column);
   }
   return captured;
 }
 
-BinlogReader::BinlogReader(const MySqlUrl& url, uint32_t server_id, BinlogPosition start,
-                           std::vector<CapturedTable> tables, std::chrono::milliseconds heartbeat)
-    : tables_(std::move(tables)),
-      connection_(std::make_unique<MySqlConnection>(url)),
-      file_(start.file),
-      read_(std::move(start)) {
+// One connection reading the binlog's events from a position, as replica
+// `server_id`: it waits for what the server writes next, with a heartbeat
+// meanwhile; with server id 0 the server sends what the binlog holds and
+// ends, without disturbing the replica of any other id.
+class BinlogStream {
+ public:
+  BinlogStream(const MySqlUrl& url, uint32_t server_id, const BinlogPosition& from,
+               const BinlogReaderOptions& options)
+      : connection_(
+            std::make_unique<MySqlConnection>(url, MySqlSession{.canceller = options.canceller})),
+        position_(from),
+        start_(from) {
+    // Events with the server's checksums (the client library strips them),
+    // GTID events rather than BEGIN, and a heartbeat while there is nothing
+    // to send, so that a read returns.
+    connection_->execute("SET @master_binlog_checksum = @@global.binlog_checksum");
+    checksums_ = connection_->query("SELECT @@global.binlog_checksum").at(0).at(0) != "NONE";
+    connection_->execute("SET @mariadb_slave_capability = 4");
+    connection_->execute(
+        "SET @master_heartbeat_period = " +
+        std::to_string(std::max<int64_t>(1, options.heartbeat.count()) * 1'000'000));
+    rpl_ = mariadb_rpl_init(connection_->raw());
+    if (rpl_ == nullptr) throw MySqlError(CR_OUT_OF_MEMORY, "mariadb_rpl_init failed");
+    mariadb_rpl_optionsv(rpl_, MARIADB_RPL_FILENAME, from.file.c_str(), from.file.size());
+    mariadb_rpl_optionsv(rpl_, MARIADB_RPL_START, static_cast<unsigned long>(from.offset));
+    mariadb_rpl_optionsv(rpl_, MARIADB_RPL_SERVER_ID, server_id);
+    if (server_id == 0) {
+      mariadb_rpl_optionsv(rpl_, MARIADB_RPL_FLAGS,
+                           static_cast<unsigned>(MARIADB_RPL_BINLOG_DUMP_NON_BLOCK));
+    }
+    connection_->call_starting();
+    if (mariadb_rpl_open(rpl_) != 0) fail("opening the binlog at " + from.to_string());
+  }
+  ~BinlogStream() {
+    if (event_ != nullptr) mariadb_free_rpl_event(event_);
+    if (rpl_ != nullptr) mariadb_rpl_close(rpl_);
+  }
+  BinlogStream(const BinlogStream&) = delete;
+  BinlogStream& operator=(const BinlogStream&) = delete;
+
+  /// The next event, valid until the next call; null when a stream of
+  /// server id 0 came to the binlog's end.
+  st_mariadb_rpl_event* next() {
+    connection_->call_starting();
+    // The event it returned last is reused, or freed when none comes.
+    st_mariadb_rpl_event* event = mariadb_rpl_fetch(rpl_, std::exchange(event_, nullptr));
+    if (event == nullptr) {
+      if (mysql_errno(connection_->raw()) == 0) return nullptr;
+      fail("reading the binlog after " + position_.to_string());
+    }
+    event_ = event;
+    before_ = position_;
+    if (event->event_type == ROTATE_EVENT) {
+      position_ = rotation_of(*event, checksums_);
+    } else if (event->next_event_pos != 0 && event->event_type != HEARTBEAT_LOG_EVENT) {
+      position_.offset = event->next_event_pos;
+    }
+    return event;
+  }
+
+  /// Whether an event has come in, in part at least, so that next() would
+  /// not wait for the server: bytes in the client library's read-ahead
+  /// cache, or on the socket.
+  bool has_data() const {
+    // The cache's fields are in the installed ma_pvio.h; the library has
+    // no call that says whether it holds bytes.
+    const MARIADB_PVIO* pvio = connection_->raw()->net.pvio;
+    if (pvio != nullptr && pvio->cache != nullptr &&
+        pvio->cache_pos < pvio->cache + pvio->cache_size) {
+      return true;
+    }
+    pollfd socket{.fd = static_cast<int>(mysql_get_socket(connection_->raw())), .events = POLLIN};
+    return ::poll(&socket, 1, 0) > 0;
+  }
+
+  /// Where the last event began and where it ended.
+  const BinlogPosition& event_start() const { return before_; }
+  const BinlogPosition& event_end() const { return position_; }
+
+  /// The captured tables its TABLE_MAP events announced, by table id.
+  struct MappedTable {
+    size_t table = 0;
+    std::vector<BinlogColumnFormat> columns;
+  };
+  std::map<uint64_t, MappedTable> mapped;
+
+ private:
+  [[noreturn]] void fail(const std::string& doing) const {
+    const unsigned code = mysql_errno(connection_->raw());
+    const std::string message = mysql_error(connection_->raw());
+    switch (code) {
+      case ER_MASTER_FATAL_ERROR_READING_BINLOG:  // 1236: purged, or no such position
+        throw ConfigError(doing + ": the server cannot send it (" + message +
+                          "); the binlog may have been purged past that position");
+      case ER_SPECIFIC_ACCESS_DENIED_ERROR:
+      case ER_ACCESS_DENIED_ERROR:
+      case ER_DBACCESS_DENIED_ERROR:
+        throw ConfigError(doing + ": reading the binlog needs the REPLICATION SLAVE privilege (" +
+                          message + ")");
+      default:
+        throw connection_->error(code, doing + ": " + message);
+    }
+  }
+
+  std::unique_ptr<MySqlConnection> connection_;
+  st_mariadb_rpl* rpl_ = nullptr;
+  st_mariadb_rpl_event* event_ = nullptr;
+  bool checksums_ = true;  // whether events end in a CRC32
+  BinlogPosition position_;
+  BinlogPosition before_;
+  BinlogPosition start_;
+};
+
+BinlogReader::BinlogReader(const MySqlUrl& url, uint32_t server_id, BinlogResume start,
+                           std::vector<CapturedTable> tables, BinlogReaderOptions options)
+    : url_(url),
+      tables_(std::move(tables)),
+      options_(options),
+      start_(start.position),
+      skip_(start.given),
+      read_(start.position) {
   for (const CapturedTable& table : tables_) {
     std::vector<BinlogDecoding> columns;
-    for (size_t c = 0; c < table.column_types.size(); ++c) {
-      columns.push_back(decoding_of(table.schema.column(c).name, table.column_types[c]));
+    for (const TableColumn& column : table.columns) {
+      columns.push_back(decoding_of(column.name, column.column_type));
     }
     decodings_.push_back(std::move(columns));
   }
-  // Events with the server's checksums (the client library strips them),
-  // GTID events rather than BEGIN, and a heartbeat while there is nothing
-  // to send, so that next() returns.
-  connection_->execute("SET @master_binlog_checksum = @@global.binlog_checksum");
-  checksums_ = connection_->query("SELECT @@global.binlog_checksum").at(0).at(0) != "NONE";
-  connection_->execute("SET @mariadb_slave_capability = 4");
-  connection_->execute("SET @master_heartbeat_period = " +
-                       std::to_string(std::max<int64_t>(1, heartbeat.count()) * 1'000'000));
-  rpl_ = mariadb_rpl_init(connection_->raw());
-  if (rpl_ == nullptr) throw MySqlError(CR_OUT_OF_MEMORY, "mariadb_rpl_init failed");
-  mariadb_rpl_optionsv(rpl_, MARIADB_RPL_FILENAME, read_.file.c_str(), read_.file.size());
-  mariadb_rpl_optionsv(rpl_, MARIADB_RPL_START, static_cast<unsigned long>(read_.offset));
-  mariadb_rpl_optionsv(rpl_, MARIADB_RPL_SERVER_ID, server_id);
-  connection_->call_starting();
-  if (mariadb_rpl_open(rpl_) != 0) fail("opening the binlog at " + read_.to_string());
+  for (PreparedXa& xa : start.prepared) prepared_[xa.xid] = std::move(xa);
+  main_ = std::make_unique<BinlogStream>(url_, server_id, start_, options_);
+  last_arrival_ = std::chrono::steady_clock::now();
 }
 
-BinlogReader::~BinlogReader() {
-  if (rpl_ != nullptr) mariadb_rpl_close(rpl_);
-}
+BinlogReader::~BinlogReader() = default;
 
-void BinlogReader::fail(const std::string& doing) const {
-  const unsigned code = mysql_errno(connection_->raw());
-  const std::string message = mysql_error(connection_->raw());
-  switch (code) {
-    case ER_MASTER_FATAL_ERROR_READING_BINLOG:  // 1236: purged, or no such position
-      throw ConfigError(doing + ": the server cannot send it (" + message +
-                        "); the binlog may have been purged past that position");
-    case ER_SPECIFIC_ACCESS_DENIED_ERROR:
-    case ER_ACCESS_DENIED_ERROR:
-    case ER_DBACCESS_DENIED_ERROR:
-      throw ConfigError(doing + ": reading the binlog needs the REPLICATION SLAVE privilege (" +
-                        message + ")");
-    default:
-      throw connection_->error(code, doing + ": " + message);
+bool BinlogReader::stopped() const { return stop_at_ && !group_ && !side_ && read_ >= *stop_at_; }
+
+BinlogResume BinlogReader::resume() const {
+  BinlogResume resume;
+  if (group_) {
+    resume.position = group_->start;
+    resume.given = std::max(group_->changes, group_->skip);
+  } else {
+    resume.position = read_;
+    resume.given = skip_;
   }
+  for (const auto& [xid, xa] : prepared_) resume.prepared.push_back(xa);
+  return resume;
 }
 
-std::optional<BinlogTransaction> BinlogReader::next() {
-  std::optional<BinlogTransaction> out;
-  while (!out) {
-    connection_->call_starting();
-    st_mariadb_rpl_event* event = mariadb_rpl_fetch(rpl_, nullptr);
-    if (event == nullptr) fail("reading the binlog after " + read_.to_string());
-    const bool heartbeat = event->event_type == HEARTBEAT_LOG_EVENT;
-    try {
-      handle(event, out);
-    } catch (...) {
-      mariadb_free_rpl_event(event);
-      throw;
-    }
-    mariadb_free_rpl_event(event);
-    if (heartbeat) break;
-  }
-  return out;
-}
-
-BinlogPosition BinlogReader::resume_position() const {
-  BinlogPosition position = read_;
-  for (const auto& [xid, group] : prepared_) position = std::min(position, group.start);
-  return position;
-}
-
-void BinlogReader::handle(st_mariadb_rpl_event* event, std::optional<BinlogTransaction>& out) {
-  switch (event->event_type) {
-    case ROTATE_EVENT: {
-      const BinlogPosition next = rotation_of(*event, checksums_);
-      file_ = next.file;
-      if (!group_) read_ = next;
-      return;
-    }
-    case GTID_EVENT: {
-      const auto& gtid = event->event.gtid;
-      group_ = Group{.start = read_,
-                     .prepared_xa = (gtid.flags & FL_PREPARED_XA) != 0,
-                     .completed_xa = (gtid.flags & FL_COMPLETED_XA) != 0,
-                     .ddl = (gtid.flags & FL_DDL) != 0};
-      if (group_->prepared_xa || group_->completed_xa) {
-        group_->xid = std::to_string(gtid.format_id) + ":" + text_of(gtid.xid);
+void BinlogReader::read(std::vector<BinlogChange>& out) {
+  idle_ = false;
+  const auto now = [] { return std::chrono::steady_clock::now(); };
+  const auto deadline = now() + options_.budget;
+  const size_t enough = out.size() + options_.max_changes;
+  while (!stopped()) {
+    if (side_) {
+      // What it reads is in the binlog already: it comes at once.
+      st_mariadb_rpl_event* event = side_->next();
+      if (event == nullptr) {
+        throw Error("the binlog ends inside the XA PREPARE of " + group_->xid + ", committed at " +
+                    group_->start.to_string());
       }
-      if (gtid.flags & FL_STANDALONE) group_->ddl = true;  // one statement, no COMMIT
+      handle(*side_, *event, out);
+    } else if (!main_->has_data()) {
+      // Caught up: return rather than wait for the server, whose heartbeat
+      // says every so often that it is still there.
+      idle_ = true;
+      if (now() - last_arrival_ > kSilence) {
+        throw MySqlError(CR_SERVER_LOST, "reading the binlog after " + read_.to_string() +
+                                             ": the server sent "
+                                             "nothing, not even a heartbeat, for " +
+                                             std::to_string(kSilence.count()) + " s");
+      }
       return;
+    } else {
+      handle(*main_, *main_->next(), out);
+      last_arrival_ = now();
     }
+    if (out.size() >= enough || now() >= deadline) return;
+  }
+}
+
+void BinlogReader::handle(BinlogStream& stream, st_mariadb_rpl_event& event,
+                          std::vector<BinlogChange>& out) {
+  const bool side = &stream == side_.get();
+  if (!side && event.timestamp != 0 && event.event_type != HEARTBEAT_LOG_EVENT) {
+    last_event_time_ = std::chrono::system_clock::time_point(std::chrono::seconds(event.timestamp));
+  }
+  switch (event.event_type) {
+    case HEARTBEAT_LOG_EVENT:
+      return;
     case TABLE_MAP_EVENT: {
-      const auto& map = event->event.table_map;
+      const auto& map = event.event.table_map;
       const std::string database = text_of(map.database), table = text_of(map.table);
-      mapped_.erase(map.table_id);
+      stream.mapped.erase(map.table_id);
       for (size_t t = 0; t < tables_.size(); ++t) {
         if (tables_[t].database == database && tables_[t].table == table) {
-          mapped_[map.table_id] = {t, formats_of(map)};
+          stream.mapped[map.table_id] = {
+              t, column_formats({map.column_types.str, map.column_types.length},
+                                {map.metadata.str, map.metadata.length})};
+          if (group_ && group_->prepare) group_->captured = true;
           return;
         }
       }
       return;
     }
-    case QUERY_EVENT: {
-      const std::string statement = text_of(event->event.query.statement);
-      if (statement == "BEGIN") return;
-      if (group_ && group_->completed_xa) {
-        // XA COMMIT or XA ROLLBACK of a transaction prepared earlier.
-        const auto held = prepared_.find(group_->xid);
-        if (held != prepared_.end()) {
-          if (lower(statement).rfind("xa commit", 0) == 0) {
-            group_->changes = std::move(held->second.changes);
-          }
-          prepared_.erase(held);
-        }
-        end_group(event, out);
+    default:
+      if (is_rows_event(event.event_type)) {
+        read_rows(stream, event, out);
         return;
       }
-      if (group_ && group_->ddl) {
-        for (const CapturedTable& table : tables_) {
-          if (mentions(statement, table.table) && adds_nullable_column_at_end(statement)) {
-            spdlog::info("binlog: {} on captured table '{}': the new column is not read", statement,
-                         table.table);
-          } else if (mentions(statement, table.table)) {
-            throw ConfigError("DDL on captured table '" + table.table + "' at " +
-                              BinlogPosition{file_, event->next_event_pos}.to_string() + ": " +
-                              statement +
-                              "; of the changes to a captured table's schema only a nullable "
-                              "column added at the end is taken (and not read) yet: adapt the "
-                              "job and start it afresh");
-          }
-        }
-      }
-      if (statement == "COMMIT" || (group_ && group_->ddl)) end_group(event, out);
+      break;
+  }
+  if (side) {
+    // The prepare of the committed XA transaction: its rows (above), ended
+    // by XA PREPARE, and then the commit's group ends too.
+    if (event.event_type == GTID_EVENT && xid_of(event.event.gtid) != group_->xid) {
+      throw Error("the binlog holds no XA PREPARE of " + group_->xid + " at " +
+                  stream.event_start().to_string());
+    }
+    if (event.event_type == XA_PREPARE_LOG_EVENT) {
+      side_.reset();
+      end_group(side_end_);
+    }
+    return;
+  }
+  switch (event.event_type) {
+    case GTID_EVENT: {
+      const auto& gtid = event.event.gtid;
+      group_ = Group{.start = stream.event_start(),
+                     .skip = std::exchange(skip_, 0),
+                     .prepare = (gtid.flags & FL_PREPARED_XA) != 0,
+                     .completion = (gtid.flags & FL_COMPLETED_XA) != 0,
+                     // One statement, no COMMIT: DDL.
+                     .ddl = (gtid.flags & (FL_DDL | FL_STANDALONE)) != 0};
+      if (group_->prepare || group_->completion) group_->xid = xid_of(gtid);
       return;
     }
+    case QUERY_EVENT:
+      handle_query(stream, event);
+      return;
     case XID_EVENT:
-      end_group(event, out);
+      end_group(stream.event_end());
       return;
     case XA_PREPARE_LOG_EVENT:
-      if (group_) {
-        group_->prepared_xa = true;
-        if (!group_->changes.empty()) prepared_[group_->xid] = std::move(*group_);
+      if (group_ && group_->prepare) {
+        prepared_[group_->xid] = {group_->xid, group_->start, group_->captured};
         group_.reset();
       }
-      if (event->next_event_pos != 0) read_ = {file_, event->next_event_pos};
+      read_ = stream.event_end();
       return;
     default:
-      if (is_rows_event(event->event_type)) read_rows(event);
-      if (!group_ && event->next_event_pos != 0 && event->event_type != HEARTBEAT_LOG_EVENT) {
-        read_ = {file_, event->next_event_pos};
-      }
+      if (!group_) read_ = stream.event_end();
       return;
   }
 }
 
-void BinlogReader::read_rows(st_mariadb_rpl_event* event) {
-  const auto mapped = mapped_.find(event->event.rows.table_id);
-  if (mapped == mapped_.end() || !group_) return;  // another table's rows: not decoded
+void BinlogReader::handle_query(BinlogStream& stream, st_mariadb_rpl_event& event) {
+  const std::string statement = text_of(event.event.query.statement);
+  if (statement == "BEGIN") return;
+  if (group_ && group_->completion) {
+    complete_xa(statement, stream.event_end());
+    return;
+  }
+  if (group_ && group_->ddl) {
+    for (const CapturedTable& table : tables_) {
+      if (mentions(statement, table.table) && adds_nullable_column_at_end(statement)) {
+        spdlog::info("binlog: {} on captured table '{}': the new column is not read", statement,
+                     table.table);
+      } else if (mentions(statement, table.table)) {
+        throw ConfigError("DDL on captured table '" + table.table + "' at " +
+                          stream.event_end().to_string() + ": " + statement +
+                          "; of the changes to a captured table's schema only a nullable "
+                          "column added at the end is taken (and not read) yet: adapt the "
+                          "job and start it afresh");
+      }
+    }
+  }
+  if (statement == "COMMIT" || (group_ && group_->ddl)) end_group(stream.event_end());
+}
+
+void BinlogReader::complete_xa(const std::string& statement, const BinlogPosition& end) {
+  if (lower(statement).rfind("xa commit", 0) != 0) {  // XA ROLLBACK: nothing counts
+    end_group(end);
+    return;
+  }
+  std::optional<PreparedXa> prepare;
+  if (const auto held = prepared_.find(group_->xid); held != prepared_.end()) {
+    prepare = held->second;
+  } else {
+    // Prepared before this reader started (or its resume did not say).
+    prepare = look_back_for(group_->xid);
+    if (!prepare) {
+      throw Error("XA transaction " + group_->xid + " committed at " + group_->start.to_string() +
+                  " was prepared before " + start_.to_string() +
+                  ", in a part of the binlog the server no longer has: its changes cannot be "
+                  "read");
+    }
+  }
+  if (!prepare->captured) {
+    end_group(end);
+    return;
+  }
+  // Its changes come out now, read from where it was prepared.
+  side_ = std::make_unique<BinlogStream>(url_, 0, prepare->start, options_);
+  side_end_ = end;
+}
+
+std::optional<PreparedXa> BinlogReader::look_back_for(const std::string& xid) {
+  std::vector<std::string> files;
+  {
+    MySqlConnection sql(url_, MySqlSession{.canceller = options_.canceller});
+    for (const auto& row : sql.query("SHOW BINARY LOGS")) files.push_back(row.at(0).value_or(""));
+  }
+  const auto last = std::find(files.begin(), files.end(), start_.file);
+  if (last == files.end()) return std::nullopt;
+  spdlog::info("binlog: XA transaction {} was prepared before {}: looking for its XA PREPARE", xid,
+               start_.to_string());
+  // The latest file first: a prepare there is the one its commit completes.
+  for (auto file = std::make_reverse_iterator(last + 1); file != files.rend(); ++file) {
+    BinlogStream stream(url_, 0, {*file, 4}, options_);
+    std::optional<PreparedXa> found, reading;
+    while (st_mariadb_rpl_event* event = stream.next()) {
+      if (stream.event_start().file != *file || stream.event_start() >= start_) break;
+      if (event->event_type == GTID_EVENT) {
+        reading.reset();
+        const auto& gtid = event->event.gtid;
+        if (xid_of(gtid) != xid) continue;
+        if (gtid.flags & FL_PREPARED_XA) reading = PreparedXa{xid, stream.event_start(), false};
+        if (gtid.flags & FL_COMPLETED_XA) found.reset();  // that prepare ended before the start
+      } else if (event->event_type == TABLE_MAP_EVENT && reading) {
+        const auto& map = event->event.table_map;
+        for (const CapturedTable& table : tables_) {
+          if (table.database == text_of(map.database) && table.table == text_of(map.table)) {
+            reading->captured = true;
+          }
+        }
+      } else if (event->event_type == XA_PREPARE_LOG_EVENT && reading) {
+        found = std::exchange(reading, std::nullopt);
+      }
+    }
+    if (found) return found;
+  }
+  return std::nullopt;
+}
+
+void BinlogReader::read_rows(BinlogStream& stream, st_mariadb_rpl_event& event,
+                             std::vector<BinlogChange>& out) {
+  const auto mapped = stream.mapped.find(event.event.rows.table_id);
+  if (mapped == stream.mapped.end() || !group_) return;  // another table's rows: not decoded
+  if (group_->prepare) return;                           // read when it commits
   const size_t t = mapped->second.table;
   const CapturedTable& table = tables_[t];
   const std::vector<BinlogColumnFormat>& formats = mapped->second.columns;
   const std::vector<BinlogDecoding>& decodings = decodings_[t];
-  const auto& rows = event->event.rows;
+  const auto& rows = event.event.rows;
   // Columns added at the end since the job started are read past.
   if (formats.size() < decodings.size() || rows.column_count != formats.size()) {
     throw ConfigError("table '" + table.table + "' has " + std::to_string(formats.size()) +
@@ -618,14 +570,16 @@ void BinlogReader::read_rows(st_mariadb_rpl_event* event) {
       Value value = null ? Value() : reader.value(formats[c], decoding);
       if (c < decodings.size()) row.fields.push_back(std::move(value));
     }
-    group_->changes.push_back({t, std::move(row)});
+    // Changes that came out before this reader started are read past.
+    if (++group_->changes <= group_->skip) continue;
+    out.push_back({t, std::move(row)});
+    last_change_time_ = last_event_time_;
   }
 }
 
-void BinlogReader::end_group(st_mariadb_rpl_event* event, std::optional<BinlogTransaction>& out) {
-  if (event->next_event_pos != 0) read_ = {file_, event->next_event_pos};
-  if (group_ && !group_->changes.empty())
-    out = BinlogTransaction{std::move(group_->changes), read_};
+void BinlogReader::end_group(const BinlogPosition& end) {
+  if (group_ && group_->completion) prepared_.erase(group_->xid);
+  read_ = end;
   group_.reset();
 }
 

@@ -13,22 +13,15 @@
 #include "sluice/engine/data/row.hpp"
 #include "sluice/engine/data/schema.hpp"
 
-struct st_mariadb_rpl;
 struct st_mariadb_rpl_event;
 
 /// Reading a MySQL/MariaDB server's binlog as a replica does: the row
-/// changes of chosen tables, one committed transaction at a time. The
-/// binlog stage of the change-data-capture source.
+/// changes of chosen tables, in commit order, as they are read. The binlog
+/// stage of the change-data-capture source.
 namespace sluice {
 
 struct BinlogDecoding;  // what one column's values become
-
-/// How a column's values are written in the binlog's row images: its
-/// binlog type and metadata, as a TABLE_MAP event gives them.
-struct BinlogColumnFormat {
-  uint8_t type = 0;
-  uint16_t meta = 0;
-};
+class BinlogStream;     // one connection reading events
 
 /// A place in the binlog: a file and a byte offset in it.
 struct BinlogPosition {
@@ -37,64 +30,110 @@ struct BinlogPosition {
 
   /// "mariadb-bin.000002:831".
   std::string to_string() const;
-  friend auto operator<=>(const BinlogPosition&, const BinlogPosition&) = default;
+  /// Reads what to_string() writes; nullopt if `text` is not of that form.
+  static std::optional<BinlogPosition> parse(const std::string& text);
+  /// In binlog order: by file (mariadb-bin.000010 after mariadb-bin.000009,
+  /// and after mariadb-bin.999999 comes mariadb-bin.1000000), then offset.
+  friend std::strong_ordering operator<=>(const BinlogPosition& a, const BinlogPosition& b);
+  friend bool operator==(const BinlogPosition&, const BinlogPosition&) = default;
 };
 
 /// Where the server's binlog ends now (SHOW MASTER STATUS). Throws ConfigError
 /// when the binlog is off, not in ROW format, or the user may not see it.
 BinlogPosition current_binlog_position(MySqlConnection& connection);
 
-/// A table whose changes are read: its name and its columns as Sluice types
-/// (with the server's spelling of each, which says how to read its values).
+/// A table whose changes are read: its name and its columns as Sluice types,
+/// with what the server says of each (which tells how to read its values).
 struct CapturedTable {
   std::string database;
   std::string table;
   Schema schema;
-  std::vector<std::string> column_types;  ///< "int unsigned", "decimal(10,2)", …
+  std::vector<TableColumn> columns;
 };
 
 /// `table` of the connection's database, read from information_schema.
 /// Throws ConfigError for a missing table or a column type the binlog
-/// reader does not take (ENUM, SET, JSON, BIT, TIME, spatial), naming it.
+/// reader does not take, naming it.
 CapturedTable capture_table(MySqlConnection& connection, const std::string& table);
 
-/// The changes a committed transaction made to captured tables, in order,
-/// and the binlog position right after it.
-struct BinlogTransaction {
-  struct Change {
-    size_t table = 0;  ///< index into the reader's tables
-    Row row;           ///< +I, -U then +U, or -D, with every column
-  };
-  std::vector<Change> changes;
-  BinlogPosition end;
+/// An XA transaction prepared and not yet committed or rolled back. Its
+/// changes are in the binlog where it was prepared, and count when it
+/// commits: a reader reads them there then.
+struct PreparedXa {
+  std::string xid;        ///< "formatID:gtrid length:bqual length:gtrid bqual"
+  BinlogPosition start;   ///< where the events of its XA PREPARE begin
+  bool captured = false;  ///< whether it changed a captured table
 };
 
-/// Reads the binlog from a transaction's boundary, as replica `server_id`
-/// (unique among the server's replicas). Only committed transactions come
-/// out: a rolled-back one is never in the binlog, and a prepared XA
-/// transaction is held until its XA COMMIT (dropped at XA ROLLBACK). Writes
-/// to other tables are skipped without decoding their rows. DDL on a
-/// captured table fails, with its statement: schema changes are not
-/// followed; but a nullable column added at the end is read past, the
-/// table's changes keeping the columns it had.
+/// Where a reader starts so that every change comes out once: a position
+/// between transactions, or at the start of one with some of its changes
+/// given already; and the XA transactions prepared before it.
+struct BinlogResume {
+  BinlogPosition position;
+  uint64_t given = 0;  ///< changes of the transaction at `position` that came out
+  std::vector<PreparedXa> prepared;
+};
+
+/// A change of a captured table: +I, -U then +U, or -D, with every column.
+struct BinlogChange {
+  size_t table = 0;  ///< index into the reader's tables
+  Row row;
+};
+
+struct BinlogReaderOptions {
+  /// How often the server says it is still there while it has nothing to
+  /// send. Default: 1 s.
+  std::chrono::milliseconds heartbeat{1000};
+  /// The longest one read() goes on reading events, of other tables say,
+  /// before it returns. Default: 50 ms.
+  std::chrono::milliseconds budget{50};
+  /// About how many changes one read() returns at most. Default: 1024.
+  size_t max_changes = 1024;
+  /// Interrupts a read() blocked on the server, from another thread. Default: none.
+  MySqlCanceller* canceller = nullptr;
+};
+
+/// Reads the binlog as replica `server_id` (unique among the server's
+/// replicas). What comes out is the changes that committed transactions
+/// made to captured tables, in commit order, as they are read: memory does
+/// not grow with a transaction's size. An XA transaction's changes come out
+/// when it commits (none at XA ROLLBACK), read again from where it was
+/// prepared: also when that was before the reader's start, which a search
+/// back through the binlog finds. Other tables' rows are skipped without
+/// being decoded. DDL on a captured table fails, with its statement: schema
+/// changes are not followed; but a nullable column added at the end is
+/// read past, the table's changes keeping the columns it had.
 class BinlogReader {
  public:
-  /// `heartbeat`: how long next() waits for an event before it returns.
-  BinlogReader(const MySqlUrl& url, uint32_t server_id, BinlogPosition start,
-               std::vector<CapturedTable> tables,
-               std::chrono::milliseconds heartbeat = std::chrono::milliseconds(100));
+  BinlogReader(const MySqlUrl& url, uint32_t server_id, BinlogResume start,
+               std::vector<CapturedTable> tables, BinlogReaderOptions options = {});
   ~BinlogReader();
   BinlogReader(const BinlogReader&) = delete;
   BinlogReader& operator=(const BinlogReader&) = delete;
 
-  /// The next committed transaction that changed a captured table; nullopt
-  /// when the server sent none within the heartbeat.
-  std::optional<BinlogTransaction> next();
+  /// Reads on and appends the changes to `out`, until it appended about
+  /// max_changes, the budget passed, what the server sent is read (it never
+  /// waits for more), or the reader came to stop_at().
+  void read(std::vector<BinlogChange>& out);
 
-  /// Where a new reader would start to miss nothing that has not come out of
-  /// next(): the end of the last transaction read, or the start of the
-  /// oldest prepared XA transaction still held.
-  BinlogPosition resume_position() const;
+  /// Where a new reader would start to give what has not come out of
+  /// read(), and nothing that has.
+  BinlogResume resume() const;
+
+  /// Makes read() stop between transactions at `position` (one that the
+  /// server wrote: the end of a transaction, say), or at the first place
+  /// between transactions after it.
+  void stop_at(BinlogPosition position) { stop_at_ = std::move(position); }
+  /// Whether the reader came to stop_at(); read() then reads no more.
+  bool stopped() const;
+
+  /// Whether the last read() ended because it read all the server had sent.
+  bool idle() const { return idle_; }
+  /// When the server wrote the last event read, and the last that changed
+  /// a captured table (binlog timestamps are whole seconds); the epoch if
+  /// none came yet.
+  std::chrono::system_clock::time_point last_event_time() const { return last_event_time_; }
+  std::chrono::system_clock::time_point last_change_time() const { return last_change_time_; }
 
   const std::vector<CapturedTable>& tables() const { return tables_; }
 
@@ -102,32 +141,43 @@ class BinlogReader {
   // A transaction (event group) being read.
   struct Group {
     BinlogPosition start;
-    std::vector<BinlogTransaction::Change> changes;
-    bool prepared_xa = false;   // ends with XA PREPARE
-    bool completed_xa = false;  // XA COMMIT or XA ROLLBACK of a held one
+    uint64_t changes = 0;     // of captured tables so far, given or skipped
+    uint64_t skip = 0;        // how many of them came out before this reader
+    bool prepare = false;     // ends with XA PREPARE: its changes count at XA COMMIT
+    bool completion = false;  // XA COMMIT or XA ROLLBACK of a prepared one
+    bool captured = false;    // a prepare that changed a captured table
     bool ddl = false;
     std::string xid;
   };
-  void handle(st_mariadb_rpl_event* event, std::optional<BinlogTransaction>& out);
-  void read_rows(st_mariadb_rpl_event* event);
-  void end_group(st_mariadb_rpl_event* event, std::optional<BinlogTransaction>& out);
-  [[noreturn]] void fail(const std::string& doing) const;
+  void handle(BinlogStream& stream, st_mariadb_rpl_event& event, std::vector<BinlogChange>& out);
+  void handle_query(BinlogStream& stream, st_mariadb_rpl_event& event);
+  void complete_xa(const std::string& statement, const BinlogPosition& end);
+  void read_rows(BinlogStream& stream, st_mariadb_rpl_event& event, std::vector<BinlogChange>& out);
+  void end_group(const BinlogPosition& end);
+  // The prepare of XA transaction `xid` before start_, if the binlog has it.
+  std::optional<PreparedXa> look_back_for(const std::string& xid);
 
+  MySqlUrl url_;
   std::vector<CapturedTable> tables_;
   std::vector<std::vector<BinlogDecoding>> decodings_;  // per table, per column
-  std::unique_ptr<MySqlConnection> connection_;
-  st_mariadb_rpl* rpl_ = nullptr;
-  bool checksums_ = true;       // whether events end in a CRC32
-  std::string file_;            // the binlog file being read
-  BinlogPosition read_;         // end of the last whole group
+  BinlogReaderOptions options_;
+  BinlogPosition start_;  // where this reader started
+  uint64_t skip_ = 0;     // changes of the transaction at start_ given before
+  std::unique_ptr<BinlogStream> main_;
+  // A committed XA transaction's prepare, being read; then its commit's
+  // group ends at side_end_.
+  std::unique_ptr<BinlogStream> side_;
+  BinlogPosition side_end_;
+  BinlogPosition read_;         // where the last whole group ended
   std::optional<Group> group_;  // between its GTID and its end
-  // A captured table as a TABLE_MAP event announced it, by the event's id.
-  struct MappedTable {
-    size_t table = 0;
-    std::vector<BinlogColumnFormat> columns;
-  };
-  std::map<uint64_t, MappedTable> mapped_;
-  std::map<std::string, Group> prepared_;  // held XA transactions, by XID
+  std::map<std::string, PreparedXa> prepared_;  // by XID
+  std::optional<BinlogPosition> stop_at_;
+  bool idle_ = false;
+  // A server silent for longer, heartbeats and all, is taken for lost.
+  static constexpr std::chrono::seconds kSilence{60};
+  std::chrono::steady_clock::time_point last_arrival_;
+  std::chrono::system_clock::time_point last_event_time_{};
+  std::chrono::system_clock::time_point last_change_time_{};
 };
 
 }  // namespace sluice

@@ -2,11 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
-#include <cstdlib>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 
+#include "sluice/connectors/mysql_key_order.hpp"
 #include "sluice/connectors/source_options.hpp"
 #include "sluice/engine/common/error.hpp"
 #include "sluice/engine/common/fault_point.hpp"
@@ -17,27 +18,104 @@ namespace {
 
 enum class Phase { kSnapshot, kBinlog };
 
-// "FILE:OFFSET", as BinlogPosition::to_string() writes it.
-std::optional<BinlogPosition> parse_position(const std::string& text) {
-  const size_t colon = text.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) return std::nullopt;
-  char* end = nullptr;
-  const unsigned long long offset = std::strtoull(text.c_str() + colon + 1, &end, 10);
-  if (*end != '\0') return std::nullopt;
-  return BinlogPosition{text.substr(0, colon), offset};
+// What the source's checkpoint holds: what it reads, and where it is.
+struct CdcState {
+  static constexpr const char* kFormat = "mysql-cdc/2";
+
+  std::string server;  // server_identity()
+  std::string tables;  // "db.t1, db.t2"
+  Phase phase = Phase::kSnapshot;
+  // The binlog phase: where the binlog goes on. The snapshot phase: the
+  // place in the binlog that the rows emitted so far (the tables before
+  // `table`, and its keys up to `last_key`) are as of.
+  BinlogResume resume;
+  size_t table = 0;
+  std::vector<Value> last_key;
+
+  std::vector<Value> encode() const {
+    std::vector<Value> out = {Value(kFormat),
+                              Value(server),
+                              Value(tables),
+                              Value(phase == Phase::kSnapshot ? "snapshot" : "binlog"),
+                              Value(resume.position.file),
+                              Value(static_cast<int64_t>(resume.position.offset)),
+                              Value(static_cast<int64_t>(resume.given)),
+                              Value(static_cast<int64_t>(table)),
+                              Value(static_cast<int64_t>(last_key.size()))};
+    out.insert(out.end(), last_key.begin(), last_key.end());
+    for (const PreparedXa& xa : resume.prepared) {
+      out.insert(out.end(),
+                 {Value(xa.xid), Value(xa.start.file), Value(static_cast<int64_t>(xa.start.offset)),
+                  Value::boolean(xa.captured)});
+    }
+    return out;
+  }
+
+  static CdcState decode(const std::vector<Value>& saved) {
+    CdcState state;
+    if (saved.at(0).as_string() != kFormat) {
+      // Taken by an earlier version: phase, file, offset, table, last key.
+      state.phase = saved.at(0).as_string() == "snapshot" ? Phase::kSnapshot : Phase::kBinlog;
+      state.resume.position = {saved.at(1).as_string(),
+                               static_cast<uint64_t>(saved.at(2).as_bigint())};
+      state.table = static_cast<size_t>(saved.at(3).as_bigint());
+      state.last_key.assign(saved.begin() + 4, saved.end());
+      return state;
+    }
+    state.server = saved.at(1).as_string();
+    state.tables = saved.at(2).as_string();
+    state.phase = saved.at(3).as_string() == "snapshot" ? Phase::kSnapshot : Phase::kBinlog;
+    state.resume.position = {saved.at(4).as_string(),
+                             static_cast<uint64_t>(saved.at(5).as_bigint())};
+    state.resume.given = static_cast<uint64_t>(saved.at(6).as_bigint());
+    state.table = static_cast<size_t>(saved.at(7).as_bigint());
+    const auto keys = static_cast<size_t>(saved.at(8).as_bigint());
+    state.last_key.assign(saved.begin() + 9, saved.begin() + 9 + static_cast<ptrdiff_t>(keys));
+    for (size_t at = 9 + keys; at + 4 <= saved.size(); at += 4) {
+      state.resume.prepared.push_back(
+          {saved[at].as_string(),
+           {saved[at + 1].as_string(), static_cast<uint64_t>(saved[at + 2].as_bigint())},
+           saved[at + 3].as_boolean()});
+    }
+    return state;
+  }
+};
+
+// Which server this is, whatever name or address it is reached by: its
+// server_uuid (MySQL), or its server_id, host name and port (MariaDB).
+std::string server_identity(MySqlConnection& connection) {
+  std::map<std::string, std::string> v;
+  for (const auto& row : connection.query("SHOW GLOBAL VARIABLES WHERE Variable_name IN "
+                                          "('server_uuid', 'server_id', 'hostname', 'port')")) {
+    v[row.at(0).value_or("")] = row.at(1).value_or("");
+  }
+  if (!v["server_uuid"].empty()) return "server_uuid " + v["server_uuid"];
+  return "server_id " + v["server_id"] + " on " + v["hostname"] + ":" + v["port"];
+}
+
+int64_t millis_since(std::chrono::system_clock::time_point then,
+                     std::chrono::system_clock::time_point now) {
+  return std::max<int64_t>(
+      0, std::chrono::duration_cast<std::chrono::milliseconds>(now - then).count());
 }
 
 class MySqlCdcSource final : public Source {
  public:
   MySqlCdcSource(MySqlCdcOptions options, std::vector<CapturedTable> tables)
       : options_(std::move(options)), tables_(std::move(tables)), schema_(tables_.front().schema) {
-    for (const std::string& name : schema_.primary_key_names()) {
-      key_.push_back(*schema_.index_of(name));
+    key_ = schema_.primary_key();
+    for (const CapturedTable& table : tables_) {
+      orders_.emplace_back(table);
+      names_ += (names_.empty() ? "" : ", ") + table.database + "." + table.table;
     }
   }
 
   void open(OperatorContext& context) override {
     state_.emplace(context.value_state<std::vector<Value>>("position"));
+    context.register_cancel_action([this] { canceller_.cancel(); });
+    fetch_lag_ = &context.counter("currentFetchEventTimeLag");
+    emit_lag_ = &context.counter("currentEmitEventTimeLag");
+    idle_time_ = &context.counter("sourceIdleTime");
     if (options_.server_id == 0) {
       const SubtaskInfo& info = context.subtask();
       options_.server_id =
@@ -45,16 +123,19 @@ class MySqlCdcSource final : public Source {
           static_cast<uint32_t>(std::hash<std::string>()(info.job_name + "/" + info.operator_name) %
                                 1'000'000'000);
     }
-    MySqlConnection connection(options_.url);
+    MySqlConnection connection(options_.url, session());
     const BinlogPosition end = current_binlog_position(connection);  // checks the binlog
+    server_ = server_identity(connection);
     if (const auto saved = state_->get()) {
-      phase_ = saved->at(0).as_string() == "snapshot" ? Phase::kSnapshot : Phase::kBinlog;
-      position_ =
-          BinlogPosition{saved->at(1).as_string(), static_cast<uint64_t>(saved->at(2).as_bigint())};
-      table_index_ = static_cast<size_t>(saved->at(3).as_bigint());
-      last_key_.assign(saved->begin() + 4, saved->end());
-      spdlog::info("mysql-cdc {}: resuming the {} at {}", names(),
-                   phase_ == Phase::kSnapshot ? "snapshot" : "binlog", position_->to_string());
+      const CdcState state = CdcState::decode(*saved);
+      check_same_source(state, context);
+      phase_ = state.phase;
+      resume_ = state.resume;
+      table_index_ = state.table;
+      last_key_ = state.last_key;
+      spdlog::info("mysql-cdc {}: resuming the {} at {}", names_,
+                   phase_ == Phase::kSnapshot ? "snapshot" : "binlog",
+                   resume_->position.to_string());
       return;
     }
     switch (options_.startup) {
@@ -64,108 +145,98 @@ class MySqlCdcSource final : public Source {
         break;
       case MySqlCdcOptions::Startup::kLatest:
         phase_ = Phase::kBinlog;
-        position_ = end;
+        resume_ = BinlogResume{.position = end};
         break;
       case MySqlCdcOptions::Startup::kPosition:
         phase_ = Phase::kBinlog;
-        position_ = options_.position;
+        resume_ = BinlogResume{.position = options_.position};
         break;
     }
   }
 
   PollResult poll_next(Collector& out) override {
     if (phase_ == Phase::kSnapshot) {
-      read_chunk(out);
+      if (!snapshot_) start_snapshot();
+      if (catch_up_) {
+        catch_up(out);
+      } else {
+        read_chunk(out);
+      }
       return PollResult::kMoreAvailable;
     }
     if (options_.startup == MySqlCdcOptions::Startup::kSnapshot) return PollResult::kEndOfInput;
-    if (!reader_) {
-      reader_ =
-          std::make_unique<BinlogReader>(options_.url, options_.server_id, *position_, tables_);
-    }
-    std::optional<BinlogTransaction> transaction = reader_->next();
-    position_ = reader_->resume_position();
-    if (!transaction) return PollResult::kNothingAvailable;
-    for (const BinlogTransaction::Change& change : transaction->changes) out.emit(change.row);
-    fault_point("cdc-binlog-transaction");
+    if (!reader_) reader_ = make_reader();
+    changes_.clear();
+    reader_->read(changes_);
+    resume_ = reader_->resume();
+    for (const BinlogChange& change : changes_) out.emit(change.row);
+    report_lag(*reader_, !changes_.empty());
+    if (changes_.empty())
+      return reader_->idle() ? PollResult::kNothingAvailable : PollResult::kMoreAvailable;
+    fault_point("cdc-binlog-read");
     return PollResult::kMoreAvailable;
   }
 
   void snapshot_state(int64_t) override {
-    if (!position_) {
+    checkpointed_binlog_ = phase_ == Phase::kBinlog;
+    if (!resume_) {
       state_->clear();  // nothing read yet: a restore starts as this run did
       return;
     }
-    std::vector<Value> saved = {
-        Value(phase_ == Phase::kSnapshot ? "snapshot" : "binlog"), Value(position_->file),
-        Value(static_cast<int64_t>(position_->offset)), Value(static_cast<int64_t>(table_index_))};
-    saved.insert(saved.end(), last_key_.begin(), last_key_.end());
-    state_->set(saved);
+    state_->set(CdcState{.server = server_,
+                         .tables = names_,
+                         .phase = phase_,
+                         .resume = *resume_,
+                         .table = table_index_,
+                         .last_key = last_key_}
+                    .encode());
+  }
+
+  void notify_checkpoint_complete(int64_t) override {
+    if (checkpointed_binlog_) fault_point("cdc-binlog-checkpoint");
   }
 
  private:
-  // "t" or "t1, t2", for messages.
-  std::string names() const {
-    std::string out;
-    for (const CapturedTable& table : tables_) out += (out.empty() ? "" : ", ") + table.table;
-    return out;
+  MySqlSession session() { return MySqlSession{.canceller = &canceller_}; }
+
+  std::unique_ptr<BinlogReader> make_reader() {
+    return std::make_unique<BinlogReader>(options_.url, options_.server_id, *resume_, tables_,
+                                          BinlogReaderOptions{.canceller = &canceller_});
   }
 
-  // The next chunk of the snapshot: of the table at table_index_, in key
-  // order after last_key_.
-  void read_chunk(Collector& out) {
-    if (!snapshot_) start_snapshot();
-    const CapturedTable& table = tables_[table_index_];
-    const Schema& schema = schema_;
-    std::string columns, keys;
-    for (size_t c = 0; c < schema.size(); ++c) {
-      const std::string name = quote_identifier(schema.column(c).name);
-      // A FLOAT as the double the binlog gives for it, not its shortest text.
-      const bool is_float = table.column_types[c].rfind("float", 0) == 0;
-      columns += (c ? ", " : "") + (is_float ? "CAST(" + name + " AS DOUBLE)" : name);
+  // A checkpoint's position means something only in the binlog of the
+  // server it was taken on, for the tables it was taken of.
+  void check_same_source(const CdcState& saved, const OperatorContext& context) const {
+    if (saved.server.empty()) return;  // taken before checkpoints recorded it
+    if (saved.server == server_ && saved.tables == names_) return;
+    throw ConfigError("mysql-cdc: checkpoint " +
+                      std::to_string(context.restored_checkpoint().value_or(0)) + " of job '" +
+                      context.subtask().job_name + "' was taken reading " + saved.tables +
+                      " of the server with " + saved.server + "; this job reads " + names_ +
+                      " of the server with " + server_ +
+                      ". Use restore=none to start afresh with a snapshot, or another job.name");
+  }
+
+  // Binlog lag, as Flink CDC's source reports it, in milliseconds.
+  void report_lag(const BinlogReader& reader, bool emitted) {
+    const auto now = std::chrono::system_clock::now();
+    if (reader.last_event_time().time_since_epoch().count() != 0) {
+      fetch_lag_->set(static_cast<uint64_t>(millis_since(reader.last_event_time(), now)));
     }
-    for (size_t k : key_)
-      keys += (keys.empty() ? "" : ", ") + quote_identifier(schema.column(k).name);
-    std::string sql = "SELECT " + columns + " FROM " + quote_identifier(table.table);
-    if (!last_key_.empty()) {
-      std::string values;
-      for (const Value& v : last_key_) {
-        const std::string literal = v.type_id() == TypeId::kBoolean
-                                        ? (v.as_boolean() ? "1" : "0")
-                                        : snapshot_->quote(v.to_string());
-        values += (values.empty() ? "" : ", ") + literal;
-      }
-      sql += " WHERE (" + keys + ") > (" + values + ")";
+    if (emitted) {
+      emit_lag_->set(static_cast<uint64_t>(millis_since(reader.last_change_time(), now)));
+      last_emit_ = now;
     }
-    sql += " ORDER BY " + keys + " LIMIT " + std::to_string(options_.chunk_rows);
-    const auto rows = snapshot_->query(sql);
-    for (const auto& text : rows) {
-      Row row;
-      row.kind = RowKind::kInsert;
-      row.fields.reserve(schema.size());
-      for (size_t c = 0; c < schema.size(); ++c) {
-        row.fields.push_back(text[c] ? parse_value(*text[c], schema.column(c).type) : Value());
-      }
-      out.emit(row);
-      last_key_.clear();
-      for (size_t k : key_) last_key_.push_back(row.fields[k]);
-    }
-    fault_point("cdc-snapshot-chunk");
-    if (rows.size() < options_.chunk_rows) {
-      last_key_.clear();
-      if (++table_index_ < tables_.size()) return;  // the next table, in the same snapshot
-      snapshot_->execute("COMMIT");
-      snapshot_.reset();
-      phase_ = Phase::kBinlog;
-      table_index_ = 0;
-      spdlog::info("mysql-cdc {}: snapshot read; the binlog from {}", names(),
-                   position_->to_string());
+    if (last_emit_.time_since_epoch().count() != 0) {
+      idle_time_->set(static_cast<uint64_t>(millis_since(last_emit_, now)));
     }
   }
 
-  // One consistent read of the table, and the binlog position it is at.
+  // One consistent read of the tables, and the binlog position it is at.
+  // Resuming a snapshot, the rows emitted before are as of an earlier
+  // position: the binlog from there to this one brings them up to it first.
   void start_snapshot() {
-    snapshot_ = std::make_unique<MySqlConnection>(options_.url);
+    snapshot_ = std::make_unique<MySqlConnection>(options_.url, session());
     snapshot_->execute("SET SESSION time_zone = '+00:00'");  // TIMESTAMPs as the binlog has them
     snapshot_->execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ");
     snapshot_->execute("START TRANSACTION WITH CONSISTENT SNAPSHOT");
@@ -177,24 +248,122 @@ class MySqlCdcSource final : public Source {
     }
     if (file.empty())
       throw ConfigError("the server gives no binlog_snapshot_file: is its binlog on?");
-    // Resuming a snapshot, the binlog still starts where the first one was
-    // taken: the changes since then come again, and the table ends the same.
-    if (!position_) position_ = BinlogPosition{file, offset};
-    spdlog::info("mysql-cdc {}: snapshot at binlog {}", names(),
-                 file + ":" + std::to_string(offset));
+    const BinlogPosition at{file, offset};
+    spdlog::info("mysql-cdc {}: snapshot at binlog {}", names_, at.to_string());
+    if (!resume_) {
+      resume_ = BinlogResume{.position = at};
+      return;
+    }
+    spdlog::info("mysql-cdc {}: bringing the rows read before from binlog {} to {}", names_,
+                 resume_->position.to_string(), at.to_string());
+    catch_up_ = make_reader();
+    catch_up_->stop_at(at);
+  }
+
+  // The binlog's changes to the rows emitted so far, up to the snapshot's
+  // position: of the tables before the one being read, and of its keys up
+  // to the last one emitted. An update's half outside them counts as an
+  // insert or a delete: the snapshot reads what it left there.
+  void catch_up(Collector& out) {
+    changes_.clear();
+    catch_up_->read(changes_);
+    std::vector<std::vector<Value>> keys;
+    for (const BinlogChange& change : changes_) {
+      if (change.table == table_index_ && !last_key_.empty()) keys.push_back(key_of(change.row));
+    }
+    const std::vector<bool> after = keys.empty()
+                                        ? std::vector<bool>{}
+                                        : orders_[table_index_].after(*snapshot_, keys, last_key_);
+    std::vector<bool> emitted;
+    size_t at = 0;
+    for (const BinlogChange& change : changes_) {
+      bool emit = change.table < table_index_;
+      if (change.table == table_index_ && !last_key_.empty()) emit = !after[at++];
+      emitted.push_back(emit);
+    }
+    for (size_t i = 0; i < changes_.size(); ++i) {
+      if (!emitted[i]) continue;
+      Row row = changes_[i].row;
+      const bool half = (row.kind == RowKind::kUpdateBefore && !emitted[i + 1]) ||
+                        (row.kind == RowKind::kUpdateAfter && !emitted[i - 1]);
+      if (half) row.kind = row.kind == RowKind::kUpdateBefore ? RowKind::kDelete : RowKind::kInsert;
+      out.emit(row);
+    }
+    resume_ = catch_up_->resume();
+    if (catch_up_->stopped()) {
+      catch_up_.reset();
+      spdlog::info("mysql-cdc {}: the rows read before are as of {}; reading on", names_,
+                   resume_->position.to_string());
+    }
+  }
+
+  std::vector<Value> key_of(const Row& row) const {
+    std::vector<Value> key;
+    for (size_t k : key_) key.push_back(row.fields[k]);
+    return key;
+  }
+
+  // The next chunk of the snapshot: of the table at table_index_, in key
+  // order after last_key_.
+  void read_chunk(Collector& out) {
+    const CapturedTable& table = tables_[table_index_];
+    const KeyOrder& order = orders_[table_index_];
+    std::string columns;
+    for (size_t c = 0; c < schema_.size(); ++c) {
+      const std::string name = quote_identifier(schema_.column(c).name);
+      // A FLOAT as the double the binlog gives for it, not its shortest text.
+      const bool is_float = table.columns[c].column_type.rfind("float", 0) == 0;
+      columns += (c ? ", " : "") + (is_float ? "CAST(" + name + " AS DOUBLE)" : name);
+    }
+    std::string sql = "SELECT " + columns + " FROM " + quote_identifier(table.table);
+    if (!last_key_.empty()) sql += " WHERE " + order.after(*snapshot_, last_key_);
+    sql += " ORDER BY " + order.columns() + " LIMIT " + std::to_string(options_.chunk_rows);
+    const auto rows = snapshot_->query(sql);
+    for (const auto& text : rows) {
+      Row row;
+      row.kind = RowKind::kInsert;
+      row.fields.reserve(schema_.size());
+      for (size_t c = 0; c < schema_.size(); ++c) {
+        row.fields.push_back(text[c] ? parse_value(*text[c], schema_.column(c).type) : Value());
+      }
+      out.emit(row);
+      last_key_ = key_of(row);
+    }
+    fault_point("cdc-snapshot-chunk");
+    if (rows.size() < options_.chunk_rows) {
+      last_key_.clear();
+      if (++table_index_ < tables_.size()) return;  // the next table, in the same snapshot
+      snapshot_->execute("COMMIT");
+      snapshot_.reset();
+      phase_ = Phase::kBinlog;
+      table_index_ = 0;
+      spdlog::info("mysql-cdc {}: snapshot read; the binlog from {}", names_,
+                   resume_->position.to_string());
+    }
   }
 
   MySqlCdcOptions options_;
   const std::vector<CapturedTable> tables_;
   const Schema schema_;  // every table's
   std::vector<size_t> key_;
+  std::vector<KeyOrder> orders_;  // per table
+  std::string names_;             // "db.t1, db.t2"
+  std::string server_;            // server_identity()
   std::optional<ValueState<std::vector<Value>>> state_;
   Phase phase_ = Phase::kSnapshot;
-  std::optional<BinlogPosition> position_;  // where the binlog is read from
-  size_t table_index_ = 0;                  // the table the snapshot reads
-  std::vector<Value> last_key_;             // the snapshot's last key emitted there
+  std::optional<BinlogResume> resume_;  // unset until the snapshot began
+  size_t table_index_ = 0;              // the table the snapshot reads
+  std::vector<Value> last_key_;         // the snapshot's last key emitted there
+  MySqlCanceller canceller_;            // declared before, so destroyed after, the connections
   std::unique_ptr<MySqlConnection> snapshot_;
+  std::unique_ptr<BinlogReader> catch_up_;
   std::unique_ptr<BinlogReader> reader_;
+  std::vector<BinlogChange> changes_;
+  Counter* fetch_lag_ = nullptr;
+  Counter* emit_lag_ = nullptr;
+  Counter* idle_time_ = nullptr;
+  std::chrono::system_clock::time_point last_emit_{};
+  bool checkpointed_binlog_ = false;  // the last checkpoint was taken in the binlog phase
 };
 
 }  // namespace
@@ -249,7 +418,7 @@ MySqlCdcOptions MySqlCdcOptions::from(const Config& config) {
     options.startup = Startup::kSnapshot;
   } else if (startup == "latest") {
     options.startup = Startup::kLatest;
-  } else if (const auto position = parse_position(startup)) {
+  } else if (const auto position = BinlogPosition::parse(startup)) {
     options.startup = Startup::kPosition;
     options.position = *position;
   } else {
@@ -272,13 +441,17 @@ std::vector<CapturedTable> capture_tables(const MySqlCdcOptions& options) {
 SourceDef mysql_cdc_source(const MySqlCdcOptions& options, std::vector<CapturedTable> tables) {
   if (tables.empty()) throw ConfigError("the mysql-cdc source has no table to read");
   const Schema& schema = tables.front().schema;
+  const auto types = [](const CapturedTable& table) {
+    std::vector<std::string> out;
+    for (const TableColumn& column : table.columns) out.push_back(column.column_type);
+    return out;
+  };
   for (const CapturedTable& table : tables) {
     if (!table.schema.has_primary_key()) {
       throw ConfigError("table '" + table.table +
                         "' has no primary key: the mysql-cdc source keys its changes by it");
     }
-    if (table.schema.to_string() != schema.to_string() ||
-        table.column_types != tables.front().column_types) {
+    if (table.schema.to_string() != schema.to_string() || types(table) != types(tables.front())) {
       throw ConfigError(
           "tables '" + tables.front().table + "' (" + schema.to_string() + ") and '" + table.table +
           "' (" + table.schema.to_string() +

@@ -17,12 +17,15 @@ namespace sluice {
 /// binlog position the snapshot was taken at (+I, -U/+U, -D), so that the
 /// two meet with no gap and no duplicate. Several tables (shards of one
 /// table, say) must have the same columns and key; their changes make one
-/// stream. Its checkpointed state is where it is: the snapshot's binlog
-/// position, the table and the last key it emitted, or the binlog position
-/// after the last transaction it emitted. A restore resumes there; a
-/// restore in the middle of the snapshot reads the rest in a new snapshot
-/// and the binlog still from the first one, so the changes in between come
-/// again and the tables end the same. It runs with parallelism 1.
+/// stream. Its checkpointed state names the server and the tables, and
+/// where it is: in the snapshot, the table and the last key it emitted and
+/// the binlog position those rows are as of; in the binlog, the transaction
+/// and how many of its changes it emitted, and the XA transactions
+/// prepared before it. A restore gives every change after the checkpoint
+/// once: in the snapshot it takes a new one, first brings the rows it
+/// emitted up to that snapshot's position from the binlog, then reads the
+/// rest. It runs with parallelism 1, and hands control back to its task at
+/// least every 100 ms whatever the server sends.
 struct MySqlCdcOptions {
   MySqlUrl url;
   std::vector<std::string> tables;

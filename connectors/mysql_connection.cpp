@@ -285,10 +285,17 @@ TableInfo MySqlConnection::describe_table(const std::string& table) {
 
 std::optional<TableInfo> MySqlConnection::find_table(const std::string& table) {
   TableInfo info;
-  for (const auto& row : query("SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE FROM information_schema.COLUMNS "
-                               "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = " + quote(table) +
-                               " ORDER BY ORDINAL_POSITION")) {
-    info.columns.push_back({*row[0], *row[1], row[2] == "YES"});
+  for (const auto& row :
+       query("SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, CHARACTER_SET_NAME, "
+             "COLLATION_NAME, CHARACTER_OCTET_LENGTH FROM information_schema.COLUMNS "
+             "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = " +
+             quote(table) + " ORDER BY ORDINAL_POSITION")) {
+    info.columns.push_back({.name = *row[0],
+                            .column_type = *row[1],
+                            .nullable = row[2] == "YES",
+                            .charset = row[3].value_or(""),
+                            .collation = row[4].value_or(""),
+                            .octet_length = std::stoull(row[5].value_or("0"))});
   }
   if (info.columns.empty()) return std::nullopt;
   std::map<std::string, std::vector<std::string>> unique;

@@ -51,6 +51,9 @@ struct TableColumn {
   std::string name;
   std::string column_type;  ///< as the server spells it: "decimal(10,2)", "varchar(20)"
   bool nullable = true;
+  std::string charset;        ///< text columns: "utf8mb4", "latin1"; else empty
+  std::string collation;      ///< text columns: "utf8mb4_unicode_ci"; else empty
+  uint64_t octet_length = 0;  ///< string and binary columns: the most bytes a value takes
 };
 
 /// What a sink needs to know of its target table.

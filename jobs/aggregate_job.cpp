@@ -1,5 +1,6 @@
 // A changelog (generated, read from a file, or a table's changes through
-// the binlog) counted and summed per key.
+// the binlog) counted and summed per key, printed or upserted into a table
+// (sink.table).
 // The sums live in RocksDB state and are checkpointed: killed and rerun, the
 // job resumes where its last checkpoint was and prints the same results.
 #include "sluice/jobs/aggregate_job.hpp"
@@ -9,6 +10,7 @@
 #include "sluice/connectors/changelog_file.hpp"
 #include "sluice/connectors/datagen.hpp"
 #include "sluice/connectors/mysql_cdc_source.hpp"
+#include "sluice/connectors/mysql_sink.hpp"
 #include "sluice/engine/common/error.hpp"
 #include "sluice/engine/graph/node_def.hpp"
 #include "sluice/transforms/keyed_aggregate.hpp"
@@ -45,14 +47,19 @@ Stream changelog(const Config& config, JobGraph& graph) {
 }
 
 void build(const Config& config, JobGraph& graph) {
-  keyed_aggregate(changelog(config, graph), "aggregate", {config.get_string("aggregate.key")},
-                  config.get_string("aggregate.value"))
-      .sink("print", print_sink());
+  Stream sums =
+      keyed_aggregate(changelog(config, graph), "aggregate", {config.get_string("aggregate.key")},
+                      config.get_string("aggregate.value"));
+  if (config.find("sink.table")) {
+    add_mysql_sink(sums, "mysql", MySqlSinkOptions::from(config));
+  } else {
+    sums.sink("print", print_sink());
+  }
 }
 
 std::string as_flink_sql(const Config& config, const JobGraph& graph) {
   const NodeDef& source = graph.nodes().front();
-  // What the sink prints: the node before it.
+  // What the sink writes: the node before it.
   const NodeDef& aggregated = graph.nodes()[graph.nodes().size() - 2];
   const std::string kind = config.get_string("source.kind");
   const std::string key = config.get_string("aggregate.key");
@@ -62,9 +69,13 @@ std::string as_flink_sql(const Config& config, const JobGraph& graph) {
           ? flink_sql::datagen_table(source.name, DatagenOptions::from(config, kOrders))
       : kind == "mysql-cdc" ? flink_sql::mysql_cdc_table(source.name, source.output.schema, config)
                             : flink_sql::file_table(source.name, source.output.schema, config);
+  const auto table = config.find("sink.table");
+  const std::string sink = table ? *table : "print";
   return source_table + "\n" +
-         flink_sql::create_table("print", aggregated.output.schema, {{"connector", "print"}}) +
-         "\nINSERT INTO `print`\nSELECT `" + key + "`, COUNT(*) AS `count`, SUM(`" + value +
+         (table
+              ? flink_sql::jdbc_table(sink, aggregated.output.schema, config)
+              : flink_sql::create_table(sink, aggregated.output.schema, {{"connector", "print"}})) +
+         "\nINSERT INTO `" + sink + "`\nSELECT `" + key + "`, COUNT(*) AS `count`, SUM(`" + value +
          "`) AS `sum`\nFROM `" + source.name + "` GROUP BY `" + key + "`;\n";
 }
 
@@ -84,10 +95,13 @@ JobDefinition aggregate_job() {
   };
   const OptionTable sources = OptionTable(datagen_option_specs())
                                   .merged(changelog_file_option_specs())
-                                  .merged(mysql_cdc_option_specs());
+                                  .merged(mysql_cdc_option_specs())
+                                  .merged(mysql_sink_option_specs());
   options.insert(options.end(), sources.specs().begin(), sources.specs().end());
   return {.name = "aggregate",
-          .summary = "a changelog counted and summed per key in checkpointed state, printed",
+          .summary =
+              "a changelog counted and summed per key in checkpointed state, printed or "
+              "upserted into sink.table",
           .options = options,
           .defaults = {{"source.rows", "100000"},
                        {"source.keys", "10000"},

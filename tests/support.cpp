@@ -92,6 +92,22 @@ CommandResult BackgroundCommand::wait() {
   return result;
 }
 
+std::optional<CommandResult> BackgroundCommand::signal_and_wait(int signal,
+                                                                std::chrono::seconds deadline) {
+  if (pid_ > 0) ::kill(pid_, signal);
+  int status = 0;
+  const bool ended =
+      wait_until([&] { return pid_ <= 0 || ::waitpid(pid_, &status, WNOHANG) == pid_; }, deadline);
+  if (!ended) return std::nullopt;
+  CommandResult result;
+  if (pid_ > 0) {
+    pid_ = -1;
+    result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  result.output = output();
+  return result;
+}
+
 bool wait_until(const std::function<bool()>& condition, std::chrono::seconds deadline) {
   const auto until = std::chrono::steady_clock::now() + deadline;
   while (!condition()) {

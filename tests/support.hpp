@@ -66,6 +66,9 @@ class BackgroundCommand {
   std::string output() const;
   /// Waits for it to end by itself.
   CommandResult wait();
+  /// Sends it `signal` and waits at most `deadline` (one only a hang
+  /// reaches) for it to end; nullopt if it still runs.
+  std::optional<CommandResult> signal_and_wait(int signal, std::chrono::seconds deadline);
 
  private:
   TempDir dir_;

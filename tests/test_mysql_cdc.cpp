@@ -1,5 +1,6 @@
 #include <signal.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <random>
 #include <string>
@@ -143,8 +144,9 @@ TEST_CASE("mysql-to-mysql killed mid-snapshot and mid-binlog resumes to the sour
   REQUIRE(killed.status == 137);
 
   // Run again: it resumes the snapshot, reads the changes made meanwhile
-  // from the binlog, checkpoints, and is killed at its 100th transaction.
-  testing::BackgroundCommand resumed("env SLUICE_FAULT=cdc-binlog-transaction:100 " + command +
+  // from the binlog, and is killed once ten checkpoints of the binlog phase
+  // completed.
+  testing::BackgroundCommand resumed("env SLUICE_FAULT=cdc-binlog-checkpoint:10 " + command +
                                      " --set source.snapshot.chunk-rows=5");
   REQUIRE(testing::wait_until(
       [&] { return resumed.output().find("snapshot read") != std::string::npos; }));
@@ -154,9 +156,13 @@ TEST_CASE("mysql-to-mysql killed mid-snapshot and mid-binlog resumes to the sour
   CHECK_THAT(second.output, Catch::Contains("resuming the snapshot"));
   REQUIRE(second.status == 137);
 
-  // And again: it resumes in the binlog, and catches up.
+  // And again, after more changes: it resumes in the binlog, and catches up.
+  change_randomly(source, 100, 3000, random);
   testing::BackgroundCommand third(command);
-  const bool equal = testing::wait_until([&] { return target.rows() == source.rows(); });
+  const bool equal = testing::wait_until([&] {
+    return third.output().find("resuming the binlog") != std::string::npos &&
+           target.rows() == source.rows();
+  });
   const auto ended = third.signal(SIGINT);
   INFO(ended.output);
   CHECK_THAT(ended.output, Catch::Contains("resuming the binlog"));
@@ -212,15 +218,14 @@ TEST_CASE("mysql-cdc reads every type the same from the snapshot as from the bin
   const std::vector<Row> snapshot = collected->rows();
   REQUIRE(snapshot.size() == 2);
   // The binlog of the same inserts.
-  BinlogReader reader(testing::test_mysql_url(), 3'999'999'001U, before, {captured});
+  BinlogReader reader(testing::test_mysql_url(), 3'999'999'001U, {.position = before}, {captured});
   std::vector<Row> binlog;
-  for (int idle = 0; binlog.size() < 2 && idle < 50;) {
-    if (auto transaction = reader.next()) {
-      for (auto& change : transaction->changes) binlog.push_back(std::move(change.row));
-    } else {
-      ++idle;
-    }
-  }
+  std::vector<BinlogChange> changes;
+  testing::wait_until([&] {
+    reader.read(changes);
+    return changes.size() >= 2;
+  });
+  for (auto& change : changes) binlog.push_back(std::move(change.row));
   REQUIRE(binlog.size() == 2);
   for (size_t i = 0; i < 2; ++i) CHECK(snapshot[i].to_string() == binlog[i].to_string());
   CHECK_THAT(snapshot[0].to_string(),
@@ -276,4 +281,209 @@ TEST_CASE("the aggregate job takes source.kind=mysql-cdc: a table's rows summed 
   INFO(result.output);
   CHECK(result.status == 0);
   CHECK_THAT(result.output, Catch::Contains("+U[7, 2, 4.00]") && Catch::Contains("+I[8, 1, 4.00]"));
+}
+
+namespace {
+
+// Writes into `table` (id BIGINT AUTO_INCREMENT PRIMARY KEY) every few
+// milliseconds until it goes: a server busy with a table no job captures.
+class BusyWriter {
+ public:
+  explicit BusyWriter(const std::string& table)
+      : thread_([this, table] {
+          MySqlConnection sql(testing::test_mysql_url());
+          while (!stop_) {
+            sql.execute("INSERT INTO " + table + " VALUES ()");
+            std::this_thread::sleep_for(5ms);
+          }
+        }) {}
+  ~BusyWriter() {
+    stop_ = true;
+    thread_.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// How many checkpoints a run's summary says completed.
+int checkpoints_completed(const std::string& output) {
+  const size_t at = output.rfind("checkpoints: ");
+  return at == std::string::npos ? 0 : std::atoi(output.c_str() + at + 13);
+}
+
+}  // namespace
+
+TEST_CASE("mysql-to-mysql checkpoints and ends at SIGINT while another table is written all along",
+          "[mysql][cdc]") {
+  testing::TempDir dir;
+  testing::TestTable source("cdc_source", kOrders);
+  testing::TestTable target("cdc_target", kOrders);
+  testing::TestTable busy("cdc_busy", "id BIGINT AUTO_INCREMENT PRIMARY KEY");
+  fill(source, 10);
+  BusyWriter writer(busy.name());
+  testing::BackgroundCommand job(cli_command(source, target, dir));
+  REQUIRE(testing::wait_until([&] { return target.rows() == source.rows(); }));
+  // In the binlog phase now, with other tables' events coming all the time.
+  source.connection().execute("UPDATE " + source.name() + " SET note = 'late' WHERE id = 3");
+  CHECK(testing::wait_until([&] { return target.rows() == source.rows(); }));
+  std::this_thread::sleep_for(1s);
+  const auto ended = job.signal_and_wait(SIGINT, 30s);
+  REQUIRE(ended);
+  INFO(ended->output);
+  CHECK(ended->status == 130);
+  CHECK(checkpoints_completed(ended->output) >= 10);  // 20 ms apart, over more than a second
+}
+
+TEST_CASE("mysql-to-mysql resumes after the server purged the binlogs its table last changed in",
+          "[mysql][cdc][serial]") {
+  testing::TempDir dir;
+  testing::TestTable source("cdc_source", kOrders);
+  testing::TestTable target("cdc_target", kOrders);
+  testing::TestTable busy("cdc_busy", "id BIGINT AUTO_INCREMENT PRIMARY KEY");
+  MySqlConnection& sql = source.connection();
+  fill(source, 10);
+  const std::string command = cli_command(source, target, dir);
+  {
+    BusyWriter writer(busy.name());
+    testing::BackgroundCommand job(command);
+    REQUIRE(testing::wait_until([&] { return target.rows() == source.rows(); }));
+    // The captured table idle, the server busy: the checkpointed position
+    // moves on into the new file all the same.
+    sql.execute("FLUSH BINARY LOGS");
+    const std::string file = current_binlog_position(sql).file;
+    std::this_thread::sleep_for(1s);
+    job.kill();
+    sql.execute("FLUSH BINARY LOGS");
+    sql.execute("PURGE BINARY LOGS TO " + sql.quote(file));
+  }
+  sql.execute("UPDATE " + source.name() + " SET note = 'after the purge' WHERE id = 4");
+  testing::BackgroundCommand again(command);
+  const bool equal = testing::wait_until([&] {
+    return again.output().find("resuming the binlog") != std::string::npos &&
+           target.rows() == source.rows();
+  });
+  const auto ended = again.signal_and_wait(SIGINT, 30s);
+  REQUIRE(ended);
+  INFO(ended->output);
+  CHECK(equal);
+  CHECK(ended->status == 130);
+}
+
+TEST_CASE("mysql-cdc refuses a checkpoint taken of other tables, naming both", "[mysql][cdc]") {
+  testing::TempDir dir;
+  testing::TestTable first("cdc_first", kOrders);
+  testing::TestTable second("cdc_second", kOrders);
+  testing::TestTable target("cdc_target", kOrders);
+  fill(first, 10);
+  testing::BackgroundCommand job(cli_command(first, target, dir));
+  REQUIRE(testing::wait_until([&] { return target.rows() == first.rows(); }));
+  const auto ended = job.signal_and_wait(SIGINT, 30s);
+  REQUIRE(ended);
+  REQUIRE(checkpoints_completed(ended->output) > 0);
+
+  // The same job name and checkpoints, another table.
+  testing::BackgroundCommand other(cli_command(second, target, dir));
+  const auto refused = other.signal_and_wait(0, 60s);  // no signal: it should end by itself
+  REQUIRE(refused);
+  INFO(refused->output);
+  CHECK(refused->status == 2);
+  CHECK_THAT(refused->output, Catch::Contains("taken reading sluice." + first.name()) &&
+                                  Catch::Contains("this job reads sluice." + second.name()) &&
+                                  Catch::Contains("restore=none"));
+}
+
+TEST_CASE(
+    "aggregate over a live table, killed at random in the snapshot and the binlog, "
+    "equals the aggregate SQL computes",
+    "[mysql][cdc]") {
+  const uint32_t seed = testing::test_seed();
+  INFO("SLUICE_TEST_SEED=" << seed);
+  std::mt19937 random(seed);
+  testing::TempDir dir;
+  testing::TestTable orders("cdc_orders",
+                            "id BIGINT PRIMARY KEY, customer BIGINT, amount DECIMAL(10,2)");
+  testing::TestTable sums("cdc_sums",
+                          "customer BIGINT PRIMARY KEY, `count` BIGINT, `sum` DECIMAL(38,2)");
+  MySqlConnection& sql = orders.connection();
+  const std::string t = orders.name();
+  sql.execute("INSERT INTO " + t + " SELECT seq, seq % 20, seq / 100 FROM seq_1_to_3000");
+  const std::string command =
+      std::string(SLUICE_CLI) + " run aggregate --set source.kind=mysql-cdc --set source.url=" +
+      testing::test_mysql_url_text() + " --set source.table=" + t +
+      " --set sink.url=" + testing::test_mysql_url_text() + " --set sink.table=" + sums.name() +
+      " --set job.name=" + sums.name() + " --set checkpoint.dir=" + dir.path().string() +
+      " --set checkpoint.interval=20ms --set engine.flush.interval=20ms"
+      " --set source.snapshot.chunk-rows=20";
+
+  // Changes all along: single statements, transactions of several, and
+  // XA transactions, some of them rolled back.
+  std::atomic<bool> stop{false};
+  std::thread writer([&, writer_seed = seed + 1] {
+    std::mt19937 r(writer_seed);
+    MySqlConnection w(testing::test_mysql_url());
+    for (int i = 0; !stop; ++i) {
+      const auto id = [&] { return std::to_string(r() % 3500 + 1); };
+      const std::vector<std::string> statements = {
+          "UPDATE " + t + " SET amount = amount + 1.25 WHERE id = " + id(),
+          "UPDATE " + t + " SET customer = " + std::to_string(r() % 25) + " WHERE id = " + id(),
+          "DELETE FROM " + t + " WHERE id = " + id(),
+          "INSERT IGNORE INTO " + t + " VALUES (" + id() + ", " + std::to_string(r() % 20) +
+              ", 2.50)"};
+      const std::string one = statements[r() % statements.size()];
+      const std::string two = statements[r() % statements.size()];
+      switch (r() % 6) {
+        case 0: {
+          const std::string xid = w.quote("agg-" + std::to_string(seed) + "-" + std::to_string(i));
+          w.execute("XA START " + xid);
+          w.execute(one);
+          w.execute(two);
+          w.execute("XA END " + xid);
+          w.execute("XA PREPARE " + xid);
+          std::this_thread::sleep_for(std::chrono::milliseconds(r() % 100));
+          w.execute((r() % 4 == 0 ? "XA ROLLBACK " : "XA COMMIT ") + xid);
+          break;
+        }
+        case 1:
+          w.execute("START TRANSACTION");
+          w.execute(one);
+          w.execute(two);
+          w.execute(r() % 4 == 0 ? "ROLLBACK" : "COMMIT");
+          break;
+        default:
+          w.execute(one);
+      }
+      std::this_thread::sleep_for(2ms);
+    }
+  });
+  struct Join {
+    std::atomic<bool>& stop;
+    std::thread& writer;
+    ~Join() {
+      stop = true;
+      if (writer.joinable()) writer.join();
+    }
+  } join{stop, writer};
+
+  // Killed five times: the first runs slowed down, so that kills land in
+  // the snapshot too.
+  for (int run = 0; run < 5; ++run) {
+    testing::BackgroundCommand job(command + (run < 2 ? " --set source.rate=3000" : ""));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300 + random() % 900));
+    INFO(job.kill().output);
+  }
+  stop = true;
+  writer.join();
+  const auto expected = [&] {
+    return sql.query("SELECT customer, COUNT(*), SUM(amount) FROM " + t +
+                     " GROUP BY customer ORDER BY customer");
+  };
+  testing::BackgroundCommand last(command);
+  const bool equal = testing::wait_until([&] { return sums.rows() == expected(); });
+  const auto ended = last.signal_and_wait(SIGINT, 30s);
+  REQUIRE(ended);
+  INFO(ended->output);
+  CHECK(equal);
+  CHECK(ended->status == 130);
 }

@@ -17,7 +17,9 @@ namespace sluice {
 /// "final-checkpoint-after-commit" (the same for the final checkpoint); in
 /// the changelog-file source "file-snapshot" (its position saved, the
 /// snapshot not yet taken); in the mysql-cdc source "cdc-snapshot-chunk"
-/// and "cdc-binlog-transaction" (a chunk or a transaction emitted); in the
+/// and "cdc-binlog-read" (a chunk, or changes read from the binlog,
+/// emitted), "cdc-binlog-checkpoint" (a checkpoint taken in the binlog
+/// phase completed); in the
 /// MySQL sink "mid-flush", "after-prepare",
 /// "before-commit", "after-commit" and "recovery-after-commits" (listed
 /// transactions committed, leftovers not yet rolled back).

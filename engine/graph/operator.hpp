@@ -105,6 +105,13 @@ class OperatorContext {
   virtual std::optional<int64_t> restored_checkpoint() const = 0;
   /// Whether the job takes checkpoints (checkpoint.interval > 0).
   virtual bool checkpoints_enabled() const = 0;
+  /// Registers what unblocks the operator when the job is cancelled (by the
+  /// user or by another task's failure) while it waits on something outside
+  /// the engine, such as a database call. The engine runs it from another
+  /// thread, possibly while the operator is inside a call, and never after
+  /// the operator is destroyed: it must be thread-safe and return at once.
+  /// What the interrupted call then throws does not fail the job.
+  virtual void register_cancel_action(std::function<void()> action) = 0;
 };
 
 /// What the engine offers a sink when it opens.
@@ -114,13 +121,6 @@ class SinkContext : public OperatorContext {
   /// sink's own thread, between two write() calls, once per flush tick. A sink
   /// that registers nothing is not told about flush signals at all.
   virtual void register_flush_action(std::function<void()> action) = 0;
-  /// Registers what unblocks the sink when the job is cancelled (by the user
-  /// or by another task's failure) while it waits on something outside the
-  /// engine, such as a database call. The engine runs it from another
-  /// thread, possibly while the sink is inside write() or a hook, and never
-  /// after the sink is destroyed: it must be thread-safe and return at once.
-  /// What the interrupted call then throws does not fail the job.
-  virtual void register_cancel_action(std::function<void()> action) = 0;
 };
 
 /// The checkpoint hooks every operator may implement. The engine calls them

@@ -35,7 +35,7 @@ class Task::Context final : public SinkContext, public KeyTaker {
   }
   void register_cancel_action(std::function<void()> action) override {
     std::lock_guard<std::mutex> lock(task_.cancel_mutex_);
-    task_.cancel_action_ = std::move(action);
+    task_.cancel_actions_.push_back(std::move(action));
   }
 
   RawValueState raw_value_state(const std::string& name) override {
@@ -262,14 +262,14 @@ void Task::open_chain() {
 
 void Task::interrupt() {
   std::lock_guard<std::mutex> lock(cancel_mutex_);
-  if (cancel_action_) cancel_action_();
+  for (const auto& action : cancel_actions_) action();
 }
 
 void Task::close_chain() {
   {
-    // Cancellation must not reach a sink that is going away.
+    // Cancellation must not reach operators that are going away.
     std::lock_guard<std::mutex> lock(cancel_mutex_);
-    cancel_action_ = nullptr;
+    cancel_actions_.clear();
   }
   // Snapshots still being written need their stores.
   checkpointer_.wait();

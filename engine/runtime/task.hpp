@@ -119,8 +119,8 @@ class Task final : public CheckpointParticipant, private InputEventHandler {
   Sink* sink_ = nullptr;
   std::function<void()> flush_action_;
   int64_t last_tick_ = 0;
-  std::mutex cancel_mutex_;  // guards cancel_action_, which other threads run
-  std::function<void()> cancel_action_;
+  std::mutex cancel_mutex_;  // guards cancel_actions_, which other threads run
+  std::vector<std::function<void()>> cancel_actions_;  // one per operator that registered
 
   // Checkpoints and the end of the stream.
   bool data_ended_ = false;       // sources: emitted EndOfData
