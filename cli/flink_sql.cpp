@@ -6,8 +6,19 @@
 namespace sluice::flink_sql {
 namespace {
 
+// Flink's own type for each of ours, as Flink CDC maps MySQL's: a DECIMAL
+// beyond Flink's 38 digits as STRING.
 std::string type_of(const DataType& type) {
-  return type.id == TypeId::kTimestamp ? "TIMESTAMP(6)" : type.to_string();
+  switch (type.id) {
+    case TypeId::kTimestamp:
+      return "TIMESTAMP(6)";
+    case TypeId::kTime:
+      return "TIME(6)";
+    case TypeId::kDecimal:
+      return type.precision > 38 ? "STRING" : type.to_string();
+    default:
+      return type.to_string();
+  }
 }
 
 std::string quoted(const std::string& text) {

@@ -351,10 +351,12 @@ class RecordParser {
     if (v.kind == Kind::kString) return parse_column(c, v.text);
     if (v.kind == Kind::kBoolean && type.id == TypeId::kBoolean)
       return Value::boolean(v.text == "true");
-    if (v.kind == Kind::kNumber && type.id == TypeId::kTimestamp &&
-        v.text.find_first_of(".eE") == std::string::npos) {
-      // Debezium's io.debezium.time.Timestamp: milliseconds since the epoch.
-      return Timestamp{std::stoll(v.text) * 1000};
+    if (v.kind == Kind::kNumber && v.text.find_first_of(".eE") == std::string::npos) {
+      // Debezium's io.debezium.time types: Timestamp in milliseconds since
+      // the epoch, Date in days, MicroTime in microseconds.
+      if (type.id == TypeId::kTimestamp) return Timestamp{std::stoll(v.text) * 1000};
+      if (type.id == TypeId::kDate) return Date{static_cast<int32_t>(std::stol(v.text))};
+      if (type.id == TypeId::kTime) return Time{std::stoll(v.text)};
     }
     if (v.kind == Kind::kNumber && type.id != TypeId::kString && type.id != TypeId::kBoolean) {
       // The number's own text, never a double's: a DECIMAL keeps every digit.

@@ -272,6 +272,12 @@ T field_value(const DataType& type, uint64_t h, uint32_t version) {
     return kWords[h % std::size(kWords)];
   } else if constexpr (std::is_same_v<T, bool>) {
     return h % 2 == 0;
+  } else if constexpr (std::is_same_v<T, Date>) {
+    return Date{static_cast<int32_t>(kBaseTimeMicros / 86'400'000'000LL + version + h % 365)};
+  } else if constexpr (std::is_same_v<T, Time>) {
+    return Time{static_cast<int64_t>(h % 86'400) * 1'000'000};
+  } else if constexpr (std::is_same_v<T, Bytes>) {
+    return Bytes{std::string(kWords[h % std::size(kWords)])};
   } else {
     return Timestamp{kBaseTimeMicros + static_cast<int64_t>(version) * 1'000'000 +
                      static_cast<int64_t>(h % 1000) * 1000};
@@ -294,6 +300,12 @@ void with_field_type(TypeId type, F&& f) {
       return f(bool{});
     case TypeId::kTimestamp:
       return f(Timestamp{});
+    case TypeId::kDate:
+      return f(Date{});
+    case TypeId::kTime:
+      return f(Time{});
+    case TypeId::kBytes:
+      return f(Bytes{});
   }
 }
 
@@ -373,6 +385,8 @@ void ChangeGenerator::append(const Change* changes, uint32_t n, Batch& out) cons
         const T value = field_value<T>(type, field_hash(changes[i], c), changes[i].version);
         if constexpr (std::is_same_v<T, std::string_view>) {
           column.set_string(first + i, value);
+        } else if constexpr (std::is_same_v<T, Bytes>) {
+          column.set_string(first + i, value.data);
         } else if constexpr (std::is_same_v<T, bool>) {
           column.values<BoolSlot>()[first + i].value = value;
         } else {

@@ -163,8 +163,9 @@ CapturedTable capture_table(MySqlConnection& connection, const std::string& tabl
   CapturedTable captured{.database = connection.query("SELECT DATABASE()").at(0).at(0).value_or(""),
                          .table = table,
                          .schema = info.schema()};
+  Charsets charsets(connection);
   for (const TableColumn& column : info.columns) {
-    decoding_of(column.name, column.column_type);  // throws for a type it does not take
+    decoding_of(column, charsets);  // throws for a type it does not take
     captured.columns.push_back(column);
   }
   return captured;
@@ -291,12 +292,16 @@ BinlogReader::BinlogReader(const MySqlUrl& url, uint32_t server_id, BinlogResume
       start_(start.position),
       skip_(start.given),
       read_(start.position) {
-  for (const CapturedTable& table : tables_) {
-    std::vector<BinlogDecoding> columns;
-    for (const TableColumn& column : table.columns) {
-      columns.push_back(decoding_of(column.name, column.column_type));
+  {
+    MySqlConnection connection(url_, MySqlSession{.canceller = options_.canceller});
+    Charsets charsets(connection);
+    for (const CapturedTable& table : tables_) {
+      std::vector<BinlogDecoding> columns;
+      for (const TableColumn& column : table.columns) {
+        columns.push_back(decoding_of(column, charsets));
+      }
+      decodings_.push_back(std::move(columns));
     }
-    decodings_.push_back(std::move(columns));
   }
   for (PreparedXa& xa : start.prepared) prepared_[xa.xid] = std::move(xa);
   main_ = std::make_unique<BinlogStream>(url_, server_id, start_, options_);
@@ -566,7 +571,8 @@ void BinlogReader::read_rows(BinlogStream& stream, st_mariadb_rpl_event& event,
     row.fields.reserve(decodings.size());
     for (size_t c = 0; c < columns; ++c) {
       const bool null = (nulls[c / 8] & (1 << (c % 8))) != 0;
-      const BinlogDecoding& decoding = c < decodings.size() ? decodings[c] : BinlogDecoding{};
+      static const BinlogDecoding kReadPast;
+      const BinlogDecoding& decoding = c < decodings.size() ? decodings[c] : kReadPast;
       Value value = null ? Value() : reader.value(formats[c], decoding);
       if (c < decodings.size()) row.fields.push_back(std::move(value));
     }

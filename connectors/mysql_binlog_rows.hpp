@@ -1,10 +1,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "sluice/connectors/mysql_charset.hpp"
+#include "sluice/connectors/mysql_connection.hpp"
 #include "sluice/engine/data/value.hpp"
 
 /// The values in a binlog's row images, as the server writes them
@@ -23,23 +26,36 @@ struct BinlogColumnFormat {
 /// metadata bytes that each type carries, in column order.
 std::vector<BinlogColumnFormat> column_formats(std::string_view types, std::string_view metadata);
 
-/// What a column's binlog values become, where the binlog does not say:
-/// integers are written without their signedness.
+/// What a column's binlog values become, where the binlog does not say: it
+/// writes integers without their signedness, text without its charset,
+/// BINARY(n) without its trailing zero bytes, an ENUM as its number.
 struct BinlogDecoding {
   enum How {
-    kAsWritten,   // what the binlog type says
-    kBoolean,     // TINYINT(1)
-    kSigned,      // an integer
-    kUnsigned,    // an integer of fewer than 64 bits
-    kUnsigned64,  // BIGINT UNSIGNED, as DECIMAL(20,0)
+    kAsWritten,  // numbers and times: what the binlog type says
+    kText,       // text in `text`'s charset (null: UTF-8 already), as a STRING
+    kBytes,      // BYTES; BINARY(n) padded to `length`
+    kBit1,       // BIT(1), as a BOOLEAN
+    kMembers,    // an ENUM's or a SET's `members`, as a STRING
+    kUuid,       // MariaDB's UUID, INET6 and INET4: their text
+    kInet6,
+    kInet4,
+    kJson,  // MySQL's binary JSON, as its text
   };
   How how = kAsWritten;
+  bool is_unsigned = false;
+  size_t length = 0;  // kBytes of a BINARY(n), kUuid, kInet6, kInet4: the bytes of a value
+  std::vector<std::string> members;
+  std::shared_ptr<const TextDecoder> text;
 };
 
-/// How values of `column`, of the type the server spells `type`
-/// (information_schema's COLUMN_TYPE), are read. Throws ConfigError, naming
-/// the column, for a type the reader does not take.
-BinlogDecoding decoding_of(const std::string& column, const std::string& type);
+/// How values of `column` are read, its type as information_schema spells
+/// it. Throws ConfigError, naming the column and its type, for a type the
+/// reader does not take.
+BinlogDecoding decoding_of(const TableColumn& column, Charsets& charsets);
+
+/// MySQL's binary DECIMAL(precision, scale) at `bytes`, and its size.
+size_t binary_decimal_size(int precision, int scale);
+Decimal decode_binary_decimal(const uint8_t* bytes, int precision, int scale);
 
 /// Reads the values of row images, bounds-checked: a corrupt image throws
 /// Error naming `table`.
@@ -60,8 +76,11 @@ class RowImageReader {
   Value integer(size_t n, const BinlogDecoding& d);
   Value decimal(int precision, int scale);
   Value datetime(int fsp);
+  Value time(int fsp);
   int64_t fraction(int fsp);
-  Value bytes(size_t length_bytes);
+  std::string_view bytes(size_t length_bytes);
+  // What the bytes of a string, binary or BLOB column are, as `d` says.
+  Value string_value(std::string_view bytes, const BinlogDecoding& d) const;
 
   const uint8_t* p_;
   const uint8_t* end_;

@@ -53,7 +53,8 @@ size_t BulkStatement::wire_size(const Batch& batch, uint32_t row,
   size_t bytes = 0;
   for (size_t c : columns) {
     const ColumnVector& column = batch.column(c);
-    const bool text = column.type() == TypeId::kString && !column.is_null(row);
+    const bool text = (column.type() == TypeId::kString || column.type() == TypeId::kBytes) &&
+                      !column.is_null(row);
     bytes += 10 + (text ? column.string_at(row).size() : 40);
   }
   return bytes;
@@ -94,30 +95,32 @@ uint64_t BulkStatement::execute(const Batch& batch, std::span<const uint32_t> ro
             values_of(column.values<BoolSlot>(), rows, consecutive, a.booleans));
         break;
       case TypeId::kString:
+      case TypeId::kBytes:
       case TypeId::kDecimal:
-      case TypeId::kTimestamp: {
-        const bool string = types_[p].id == TypeId::kString;
-        if (!string) a.texts.resize(n);
+      case TypeId::kTimestamp:
+      case TypeId::kDate:
+      case TypeId::kTime: {
+        const TypeId type = types_[p].id;
+        const bool in_place = type == TypeId::kString || type == TypeId::kBytes;
+        if (!in_place) a.texts.resize(n);
         a.pointers.resize(n);
         a.lengths.resize(n);
         for (size_t r = 0; r < n; ++r) {
           if (column.is_null(rows[r])) continue;
-          // Strings are sent from the batch itself; the rest formatted first.
+          // Strings and bytes are sent from the batch itself; the rest
+          // formatted first, as the server reads them exactly.
           std::string_view text;
-          if (string) {
+          if (in_place) {
             text = column.string_at(rows[r]);
           } else {
-            if (types_[p].id == TypeId::kDecimal) {
-              column.values<Decimal>()[rows[r]].append_to(a.texts[r]);
-            } else {
-              column.values<Timestamp>()[rows[r]].append_to(a.texts[r]);
-            }
+            column.value(rows[r]).append_to(a.texts[r]);
             text = a.texts[r];
           }
           a.pointers[r] = text.data();
           a.lengths[r] = text.size();
         }
-        bind.buffer_type = MYSQL_TYPE_STRING;
+        // Bytes as bytes: the server takes no charset of theirs.
+        bind.buffer_type = type == TypeId::kBytes ? MYSQL_TYPE_BLOB : MYSQL_TYPE_STRING;
         bind.buffer = a.pointers.data();
         bind.length = a.lengths.data();
         break;

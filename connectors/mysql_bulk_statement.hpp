@@ -14,8 +14,9 @@ namespace sluice {
 /// array binding (STMT_ATTR_ARRAY_SIZE): each parameter is bound to an array
 /// holding its value for every row. BIGINT, DOUBLE and BOOLEAN go as binary
 /// numbers, bound straight to the batch's column (and its null flags, which
-/// are the indicators) when the rows are consecutive; DECIMAL and TIMESTAMP
-/// as text, so decimals stay exact; STRING as pointers into the column.
+/// are the indicators) when the rows are consecutive; DECIMAL, TIMESTAMP,
+/// DATE and TIME as text, so decimals stay exact; STRING and BYTES as
+/// pointers into the column.
 class BulkStatement {
  public:
   /// Prepares `sql`, whose `?` parameters take `types`.

@@ -93,6 +93,14 @@ std::string server_identity(MySqlConnection& connection) {
   return "server_id " + v["server_id"] + " on " + v["hostname"] + ":" + v["port"];
 }
 
+// A field as the server sends it in a query's result: bytes as they are
+// (a BIT(1) one byte), anything else as text.
+Value field_value(const std::string& text, const DataType& type) {
+  if (type.id == TypeId::kBytes) return Value::bytes(text);
+  if (type.id == TypeId::kBoolean) return Value::boolean(text.size() == 1 && text[0] != '\0');
+  return parse_value(text, type);
+}
+
 int64_t millis_since(std::chrono::system_clock::time_point then,
                      std::chrono::system_clock::time_point now) {
   return std::max<int64_t>(
@@ -324,7 +332,7 @@ class MySqlCdcSource final : public Source {
       row.kind = RowKind::kInsert;
       row.fields.reserve(schema_.size());
       for (size_t c = 0; c < schema_.size(); ++c) {
-        row.fields.push_back(text[c] ? parse_value(*text[c], schema_.column(c).type) : Value());
+        row.fields.push_back(text[c] ? field_value(*text[c], schema_.column(c).type) : Value());
       }
       out.emit(row);
       last_key_ = key_of(row);

@@ -10,24 +10,35 @@
 namespace sluice {
 namespace {
 
-// What our column types are on the server side.
+// What a column of the server's type holds, as a Sluice type; see the
+// README's table of MySQL types. A type it does not know is taken for text.
 DataType type_of(const TableColumn& column) {
   const std::string& t = column.column_type;
   const auto starts = [&](std::string_view prefix) { return t.rfind(prefix, 0) == 0; };
-  if (starts("tinyint(1)") || starts("boolean")) return DataType::boolean();
+  const auto any_of = [&](std::initializer_list<std::string_view> prefixes) {
+    return std::any_of(prefixes.begin(), prefixes.end(), starts);
+  };
   // Beyond BIGINT's range: exact as a DECIMAL, as Flink maps it.
   if (starts("bigint") && t.find("unsigned") != std::string::npos) return DataType::decimal(20, 0);
-  if (starts("bigint") || starts("int") || starts("mediumint") || starts("smallint") ||
-      starts("tinyint") || starts("year")) {
+  // TINYINT(1), which BOOLEAN is, holds -128 to 127 like any TINYINT.
+  if (any_of({"bigint", "int", "mediumint", "smallint", "tinyint", "year"})) {
     return DataType::bigint();
   }
+  if (starts("bit")) return t == "bit(1)" ? DataType::boolean() : DataType::bytes();
   if (starts("decimal")) {
     int precision = 10, scale = 0;
     std::sscanf(t.c_str(), "decimal(%d,%d)", &precision, &scale);
     return DataType::decimal(precision, scale);
   }
-  if (starts("double") || starts("float") || starts("real")) return DataType::float64();
-  if (starts("datetime") || starts("timestamp")) return DataType::timestamp();
+  if (any_of({"double", "float", "real"})) return DataType::float64();
+  if (any_of({"datetime", "timestamp"})) return DataType::timestamp();
+  if (starts("date")) return DataType::date();
+  if (starts("time")) return DataType::time();
+  if (any_of({"binary", "varbinary", "tinyblob", "blob", "mediumblob", "longblob", "geometry",
+              "point", "linestring", "polygon", "multipoint", "multilinestring", "multipolygon",
+              "geomcollection", "geometrycollection"})) {
+    return DataType::bytes();
+  }
   return DataType::string();
 }
 
@@ -109,6 +120,15 @@ std::string create_table_sql(const std::string& table, const Schema& schema,
       case TypeId::kTimestamp:
         type = "DATETIME(6)";
         break;
+      case TypeId::kDate:
+        type = "DATE";
+        break;
+      case TypeId::kTime:
+        type = "TIME(6)";
+        break;
+      case TypeId::kBytes:
+        type = "VARBINARY(255)";
+        break;
     }
     const bool in_key = std::find(key.begin(), key.end(), c.name) != key.end();
     sql +=
@@ -120,6 +140,30 @@ std::string create_table_sql(const std::string& table, const Schema& schema,
     sql += ")";
   }
   return sql + ")";
+}
+
+std::vector<std::string> TableColumn::members() const {
+  // enum('a','it''s',…): quoted, a quote inside doubled.
+  std::vector<std::string> out;
+  if (column_type.rfind("enum(", 0) != 0 && column_type.rfind("set(", 0) != 0) return out;
+  std::optional<std::string> value;
+  for (size_t i = column_type.find('(') + 1; i < column_type.size(); ++i) {
+    const char c = column_type[i];
+    if (!value) {
+      if (c == '\'') value.emplace();
+      continue;
+    }
+    if (c == '\'' && i + 1 < column_type.size() && column_type[i + 1] == '\'') {
+      value->push_back('\'');
+      ++i;
+    } else if (c == '\'') {
+      out.push_back(std::move(*value));
+      value.reset();
+    } else {
+      value->push_back(c);
+    }
+  }
+  return out;
 }
 
 Schema TableInfo::schema() const {

@@ -54,6 +54,10 @@ struct TableColumn {
   std::string charset;        ///< text columns: "utf8mb4", "latin1"; else empty
   std::string collation;      ///< text columns: "utf8mb4_unicode_ci"; else empty
   uint64_t octet_length = 0;  ///< string and binary columns: the most bytes a value takes
+
+  /// An ENUM's or a SET's values, in the order its type lists them (the
+  /// first is ENUM index 1, or SET bit 0); empty for other types.
+  std::vector<std::string> members() const;
 };
 
 /// What a sink needs to know of its target table.

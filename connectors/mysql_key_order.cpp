@@ -47,11 +47,32 @@ std::string sql_literal(MySqlConnection& connection, const Value& value,
              std::to_string(value.as_decimal().scale()) + "))";
     case TypeId::kTimestamp:
       return "CAST('" + value.to_string() + "' AS DATETIME(6))";
-    case TypeId::kString:
-      if (starts_with(type, "date")) return "CAST('" + value.as_string() + "' AS DATE)";
-      if (column.charset.empty() || column.charset == "binary") return hex(value.as_string());
+    case TypeId::kDate:
+      return "CAST('" + value.to_string() + "' AS DATE)";
+    case TypeId::kTime:
+      return "CAST('" + value.to_string() + "' AS TIME(6))";
+    case TypeId::kBytes:
+      return hex(value.as_bytes());
+    case TypeId::kString: {
+      // An ENUM or a SET sorts by its number, and compares with one so.
+      if (starts_with(type, "enum(") || starts_with(type, "set(")) {
+        const std::vector<std::string> members = column.members();
+        uint64_t number = 0;
+        for (size_t m = 0; m < members.size(); ++m) {
+          const bool in_set =
+              starts_with(type, "set(") &&
+              ("," + value.as_string() + ",").find("," + members[m] + ",") != std::string::npos;
+          if (in_set) number |= uint64_t{1} << m;
+          if (starts_with(type, "enum(") && members[m] == value.as_string()) number = m + 1;
+        }
+        return std::to_string(number);
+      }
+      for (const char* own : {"uuid", "inet6", "inet4"}) {
+        if (type == own) return "CAST(" + connection.quote(value.as_string()) + " AS " + own + ")";
+      }
       return "CONVERT(_utf8mb4" + connection.quote(value.as_string()) + " USING " + column.charset +
              ") COLLATE " + column.collation;
+    }
   }
   throw DataError("no SQL literal for " + value.to_string());
 }

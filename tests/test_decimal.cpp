@@ -51,11 +51,40 @@ TEST_CASE("decimals compare by value across scales and check their fit", "[decim
   CHECK((Decimal(1, 2) - Decimal(3, 1)).to_string() == "-0.29");
 }
 
-TEST_CASE("38-digit decimals round-trip and overflow is an error", "[decimal]") {
-  const std::string max = "99999999999999999999999999999999999999";
-  CHECK(Decimal::parse(max, 38, 0).to_string() == max);
-  CHECK(Decimal::parse("-" + max, 38, 0).to_string() == "-" + max);
-  CHECK_THROWS_AS(Decimal::parse(max, 38, 0) + Decimal::parse(max, 38, 0), DataError);
+TEST_CASE("decimals of up to 65 digits round-trip, and overflow beyond is an error", "[decimal]") {
+  const std::string max38 = "99999999999999999999999999999999999999";
+  CHECK(Decimal::parse(max38, 38, 0).to_string() == max38);
+  CHECK(Decimal::parse("-" + max38, 38, 0).to_string() == "-" + max38);
+  CHECK_FALSE(Decimal::parse(max38, 38, 0).wide());
+  // Past a 128-bit integer, on to MySQL's 65 digits.
+  const Decimal sum = Decimal::parse(max38, 38, 0) + Decimal::parse(max38, 38, 0);
+  CHECK(sum.wide());
+  CHECK(sum.to_string() == "199999999999999999999999999999999999998");
+  const std::string max65 = std::string(35, '9') + "." + std::string(30, '9');
+  const Decimal high = Decimal::parse(max65, 65, 30);
+  CHECK(high.to_string() == max65);
+  CHECK(Decimal::parse("-" + max65, 65, 30).to_string() == "-" + max65);
+  CHECK(Decimal::parse("-0." + std::string(29, '0') + "1", 65, 30).to_string() ==
+        "-0." + std::string(29, '0') + "1");
+  CHECK(high.fits(65, 30));
+  CHECK_FALSE(high.fits(64, 30));
+  CHECK_THROWS_WITH(high + Decimal::parse("0." + std::string(29, '0') + "1", 65, 30),
+                    Catch::Contains("more than 65 digits"));
+  CHECK_THROWS_AS(Decimal::parse(std::string(66, '9'), 65, 0), DataError);
+  // Wide and narrow numbers compare, add and subtract with each other.
+  const Decimal wide = Decimal::parse("123456789012345678901234567890123456789012", 50, 0);
+  CHECK(wide > Decimal::parse(max38, 38, 0));
+  CHECK(-wide < Decimal(-1, 0));
+  CHECK((wide - wide) == Decimal(0, 0));
+  CHECK((wide - Decimal::parse("123456789012345678901234567890123456789000", 50, 0)).to_string() ==
+        "12");
+  CHECK_FALSE((wide - Decimal::parse("123456789012345678901234567890123456789000", 50, 0)).wide());
+  CHECK((wide + Decimal(5, 1)).to_string() == "123456789012345678901234567890123456789012.5");
+  CHECK(wide.rescaled(2).to_string() == "123456789012345678901234567890123456789012.00");
+  CHECK(Decimal::parse("1234567890123456789012345678901234567890.55", 50, 2)
+            .rescaled(1, Rounding::kHalfEven)
+            .to_string() == "1234567890123456789012345678901234567890.6");
+  CHECK(Decimal::from_halves(wide.high(), wide.low(), 0) == wide);
 }
 
 TEST_CASE("decimals print exactly on both sides of 2^64", "[decimal]") {
@@ -109,8 +138,11 @@ TEST_CASE("decimals multiply exactly, or rounded to a scale; divide rounded", "[
   CHECK_THROWS_WITH(Decimal::of("1").divide(Decimal::of("0.00"), 2),
                     Catch::Contains("division by zero"));
   const Decimal big = Decimal::of("100000000000000000000");  // 10^20
-  CHECK_THROWS_WITH(big * big, Catch::Contains("overflow"));
-  CHECK_THROWS_WITH(big.multiply(big, 0), Catch::Contains("overflow"));
+  CHECK((big * big).to_string() == "1" + std::string(40, '0'));
+  const Decimal huge = Decimal::of("1" + std::string(40, '0'));
+  CHECK_THROWS_WITH(huge * huge, Catch::Contains("overflow"));
+  CHECK_THROWS_WITH(huge.multiply(huge, 0), Catch::Contains("overflow"));
+  CHECK(huge.divide(big, 0) == big);
 }
 
 TEST_CASE("decimals compare with literals and whole numbers", "[decimal]") {

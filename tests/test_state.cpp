@@ -31,7 +31,14 @@ TEST_CASE("values round-trip through the binary codec", "[state]") {
                                      Value("text with \\0 and ünïcode"),
                                      Value::boolean(true),
                                      Value::boolean(false),
-                                     Value(Timestamp{1'700'000'000'123'456})};
+                                     Value(Timestamp{1'700'000'000'123'456}),
+                                     Value(Timestamp::zero()),
+                                     Value(Date{-719'528}),
+                                     Value(Date::zero()),
+                                     Value(Time{-3'020'399'999'999}),
+                                     Value::bytes(std::string("\0\xff", 2)),
+                                     Value(Decimal::parse("-" + std::string(65, '9'), 65, 0)),
+                                     Value(Decimal::parse("1" + std::string(40, '0'), 65, 20))};
   CHECK(decode_values(encode_values(values)) == values);
   CHECK_THROWS_AS(decode_values(std::string("\x01\x02", 2)), DataError);
 }

@@ -24,7 +24,14 @@ TEST_CASE("every value type round-trips text to value to text", "[value]") {
       {DataType::boolean(), {"true", "false"}},
       {DataType::timestamp(),
        {"1970-01-01 00:00:00", "2024-02-29 23:59:59", "1969-12-31 23:59:59.5",
-        "2026-11-29 12:34:56.000001", "1900-03-01 01:02:03.123456"}},
+        "2026-11-29 12:34:56.000001", "1900-03-01 01:02:03.123456", "0000-00-00 00:00:00",
+        "0000-01-01 00:00:00", "9999-12-31 23:59:59.999999"}},
+      {DataType::decimal(65, 30), {"-" + std::string(35, '9') + "." + std::string(30, '9')}},
+      {DataType::date(), {"1970-01-01", "1000-01-01", "9999-12-31", "2024-02-29", "0000-00-00"}},
+      {DataType::time(),
+       {"00:00:00", "-00:00:01", "23:59:59.5", "838:59:59.999999", "-838:59:59.000001",
+        "100:00:00"}},
+      {DataType::bytes(), {"", "AA==", "AP8Q", "AAEC/w=="}},
   };
   for (const auto& [type, texts] : cases) {
     for (const auto& text : texts) {
@@ -62,7 +69,39 @@ TEST_CASE("malformed values are rejected with what the type expects", "[value]")
   }
 }
 
+TEST_CASE("DATE, TIME and BYTES read what MySQL writes, zero dates too", "[value]") {
+  CHECK(parse_value("1970-01-02", DataType::date()).as_date().days == 1);
+  CHECK(parse_value("1969-12-31", DataType::date()).as_date().days == -1);
+  CHECK(parse_value("0000-00-00", DataType::date()).as_date() == Date::zero());
+  CHECK(Date::zero() < Date::of(0, 1, 1));
+  CHECK(parse_value("0000-00-00 00:00:00", DataType::timestamp()).as_timestamp().is_zero());
+  CHECK(parse_value("-838:59:59", DataType::time()).as_time().micros ==
+        -((838LL * 60 + 59) * 60 + 59) * 1'000'000);
+  CHECK(parse_value("12:00:00.25", DataType::time()).as_time().micros == 43'200'250'000LL);
+  CHECK(parse_value("AP8Q", DataType::bytes()).as_bytes() == std::string("\0\xff\x10", 3));
+  CHECK(Value::bytes(std::string("\0\xff\x10", 3)).to_string() == "AP8Q");
+  for (const char* bad : {"2024-02-30", "2024-00-10", "24-01-01", "2024-1-1"}) {
+    INFO(bad);
+    CHECK_THROWS_WITH(parse_value(bad, DataType::date()), Catch::Contains("expected a DATE"));
+  }
+  for (const char* bad : {"839:00:00", "12:60:00", "1:00:00", "12:00", "12:00:00.1234567"}) {
+    INFO(bad);
+    CHECK_THROWS_WITH(parse_value(bad, DataType::time()), Catch::Contains("expected a TIME"));
+  }
+  CHECK_THROWS_WITH(parse_value("AP8", DataType::bytes()), Catch::Contains("base64"));
+  CHECK_THROWS_WITH(parse_value("A=P8", DataType::bytes()), Catch::Contains("base64"));
+  // BYTES and STRING are not each other, whatever their bytes.
+  CHECK(Value::bytes("a") != Value("a"));
+  CHECK(Value::bytes("a").hash() != Value("a").hash());
+}
+
 TEST_CASE("equal values hash equally, decimals whatever their scale", "[value]") {
+  const Decimal wide = Decimal::parse("1" + std::string(45, '0'), 50, 0);
+  CHECK(wide.wide());
+  CHECK(Value(wide).hash() == Value(wide.rescaled(5)).hash());
+  CHECK(Value(Decimal::parse("1" + std::string(29, '0'), 50, 0)).hash() ==
+        Value(Decimal::parse("1" + std::string(29, '0') + "." + std::string(20, '0'), 50, 20))
+            .hash());
   CHECK(Value(Decimal(10, 2)) == Value(Decimal(1, 1)));
   CHECK(Value(Decimal(10, 2)).hash() == Value(Decimal(1, 1)).hash());
   CHECK(Value("a").hash() == Value(std::string("a")).hash());

@@ -24,7 +24,12 @@ void ColumnVector::set_string(uint32_t row, std::string_view text) {
   // `text` may lie in bytes_ itself: append() copes with that.
   const auto offset = static_cast<uint32_t>(bytes_.size());
   bytes_.append(text);
-  values<StringSlot>()[row] = {offset, static_cast<uint32_t>(text.size())};
+  const StringSlot slot{offset, static_cast<uint32_t>(text.size())};
+  if (type() == TypeId::kBytes) {
+    values<BytesSlot>()[row] = {slot};
+  } else {
+    values<StringSlot>()[row] = slot;
+  }
 }
 
 Value ColumnVector::value(uint32_t row) const {
@@ -42,6 +47,12 @@ Value ColumnVector::value(uint32_t row) const {
       return Value::boolean(values<BoolSlot>()[row].value);
     case TypeId::kTimestamp:
       return values<Timestamp>()[row];
+    case TypeId::kDate:
+      return values<Date>()[row];
+    case TypeId::kTime:
+      return values<Time>()[row];
+    case TypeId::kBytes:
+      return Value::bytes(std::string(string_at(row)));
   }
   return Value();
 }
@@ -72,6 +83,15 @@ void ColumnVector::set_value(uint32_t row, const Value& value) {
     case TypeId::kTimestamp:
       values<Timestamp>()[row] = value.as_timestamp();
       break;
+    case TypeId::kDate:
+      values<Date>()[row] = value.as_date();
+      break;
+    case TypeId::kTime:
+      values<Time>()[row] = value.as_time();
+      break;
+    case TypeId::kBytes:
+      set_string(row, value.as_bytes());
+      break;
   }
 }
 
@@ -94,6 +114,12 @@ size_t ColumnVector::hash(uint32_t row) const {
       return hash_field(values<BoolSlot>()[row].value) ^ index;
     case TypeId::kTimestamp:
       return hash_field(values<Timestamp>()[row]) ^ index;
+    case TypeId::kDate:
+      return hash_field(values<Date>()[row]) ^ index;
+    case TypeId::kTime:
+      return hash_field(values<Time>()[row]) ^ index;
+    case TypeId::kBytes:
+      return hash_field(string_at(row)) ^ index;
   }
   return 0;
 }
@@ -111,9 +137,8 @@ void ColumnVector::append_from(const ColumnVector& from, const uint32_t* rows, u
     nulls_.resize(first + n);
     for (uint32_t i = 0; i < n; ++i) nulls_[first + i] = from.nulls_[rows[i]];
   }
-  if (type() == TypeId::kString) {
-    auto& slots = values<StringSlot>();
-    slots.resize(first + n);
+  if (type() == TypeId::kString || type() == TypeId::kBytes) {
+    std::visit([&](auto& slots) { slots.resize(first + n); }, values_);
     for (uint32_t i = 0; i < n; ++i) {
       set_string(static_cast<uint32_t>(first + i), from.string_at(rows ? rows[i] : i));
     }

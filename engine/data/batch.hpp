@@ -37,6 +37,8 @@ struct StringSlot {
   uint32_t offset = 0;
   uint32_t size = 0;
 };
+/// Where a BYTES value lies in its column's byte area.
+struct BytesSlot : StringSlot {};
 
 /// A BOOLEAN value as stored, so that a row can hand out a `bool&`.
 struct BoolSlot {
@@ -44,20 +46,22 @@ struct BoolSlot {
 };
 
 /// One column of a batch: a value per row in a vector of the column's type
-/// (STRING: slots into one byte area), and a null flag per row.
+/// (STRING and BYTES: slots into one byte area), and a null flag per row.
 class ColumnVector {
  public:
   /// Indexed by TypeId.
   using Values =
       std::variant<std::vector<int64_t>, std::vector<double>, std::vector<Decimal>,
-                   std::vector<StringSlot>, std::vector<BoolSlot>, std::vector<Timestamp>>;
+                   std::vector<StringSlot>, std::vector<BoolSlot>, std::vector<Timestamp>,
+                   std::vector<Date>, std::vector<Time>, std::vector<BytesSlot>>;
 
   explicit ColumnVector(TypeId type);
 
   TypeId type() const { return static_cast<TypeId>(values_.index()); }
 
   /// The values, as the vector of `T`'s storage (StringSlot for STRING,
-  /// BoolSlot for BOOLEAN). A NULL row holds a default value.
+  /// BytesSlot for BYTES, BoolSlot for BOOLEAN). A NULL row holds a default
+  /// value.
   template <typename T>
   std::vector<T>& values() {
     return std::get<std::vector<T>>(values_);
@@ -72,11 +76,14 @@ class ColumnVector {
   const std::vector<uint8_t>& null_flags() const { return nulls_; }
   void set_null(uint32_t row, bool null) { nulls_[row] = null ? 1 : 0; }
 
+  /// The text of a STRING, or the bytes of a BYTES, in row `row`.
   std::string_view string_at(uint32_t row) const {
-    const StringSlot slot = values<StringSlot>()[row];
+    const StringSlot slot =
+        type() == TypeId::kBytes ? values<BytesSlot>()[row] : values<StringSlot>()[row];
     return {bytes_.data() + slot.offset, slot.size};
   }
-  /// Writes a STRING into row `row`; the old bytes stay until clear().
+  /// Writes a STRING's text, or a BYTES' bytes, into row `row`; the old
+  /// ones stay until clear().
   void set_string(uint32_t row, std::string_view text);
 
   /// The value of `row` (a NULL Value for a NULL row).
@@ -97,7 +104,7 @@ class ColumnVector {
  private:
   Values values_;
   std::vector<uint8_t> nulls_;
-  std::string bytes_;  // STRING only
+  std::string bytes_;  // STRING and BYTES only
 };
 
 class RowRef;
@@ -249,7 +256,7 @@ class RowRef {
   decltype(auto) operator[](const TypedColumn<T>& column) const {
     const ColumnVector& c = batch_->column(column.index());
     if (c.is_null(row_)) throw_null(column.name());
-    if constexpr (std::is_same_v<T, std::string>) {
+    if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, Bytes>) {
       return c.string_at(row_);
     } else if constexpr (std::is_same_v<T, bool>) {
       // Parenthesised: a bool&, not a bool.
@@ -267,7 +274,7 @@ class RowRef {
   void set(const TypedColumn<T>& column, V&& value) {
     ColumnVector& c = batch_->column(column.index());
     c.set_null(row_, false);
-    if constexpr (std::is_same_v<T, std::string>) {
+    if constexpr (std::is_same_v<T, std::string> || std::is_same_v<T, Bytes>) {
       c.set_string(row_, std::string_view(value));
     } else if constexpr (std::is_same_v<T, bool>) {
       c.values<BoolSlot>()[row_].value = value;

@@ -11,7 +11,7 @@ namespace sluice {
 DataType DataType::decimal(int precision, int scale) {
   if (precision < 1 || precision > Decimal::kMaxPrecision || scale < 0 || scale > precision) {
     throw ConfigError("DECIMAL(" + std::to_string(precision) + "," + std::to_string(scale) +
-                      ") is not a valid type: precision must be 1 to 38 and scale 0 to precision");
+                      ") is not a valid type: precision must be 1 to 65 and scale 0 to precision");
   }
   return {TypeId::kDecimal, static_cast<uint8_t>(precision), static_cast<uint8_t>(scale)};
 }
@@ -26,6 +26,9 @@ DataType DataType::parse(std::string_view text) {
   if (upper == "STRING" || upper == "VARCHAR" || upper == "TEXT") return string();
   if (upper == "BOOLEAN" || upper == "BOOL") return boolean();
   if (upper == "TIMESTAMP" || upper == "DATETIME") return timestamp();
+  if (upper == "DATE") return date();
+  if (upper == "TIME") return time();
+  if (upper == "BYTES" || upper == "VARBINARY" || upper == "BLOB") return bytes();
   int precision = 0, scale = 0;
   char close = 0;
   if (std::sscanf(upper.c_str(), "DECIMAL(%d,%d%c", &precision, &scale, &close) == 3 &&
@@ -50,6 +53,12 @@ std::string DataType::to_string() const {
       return "BOOLEAN";
     case TypeId::kTimestamp:
       return "TIMESTAMP";
+    case TypeId::kDate:
+      return "DATE";
+    case TypeId::kTime:
+      return "TIME";
+    case TypeId::kBytes:
+      return "BYTES";
   }
   return "?";
 }

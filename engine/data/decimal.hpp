@@ -16,13 +16,15 @@ namespace sluice {
 enum class Rounding { kHalfEven, kHalfUp, kHalfDown, kUp, kDown, kCeiling, kFloor, kUnnecessary };
 
 /// An exact fixed-point number: an integer count of 10^-scale units. Never a
-/// double, so 0.10 + 0.20 is exactly 0.30. Up to 38 digits (the range of a
-/// 128-bit integer); arithmetic that would overflow throws DataError. Sums
-/// and products are exact; multiply(), divide() and rescaled() round to the
-/// scale asked for, half-even unless told otherwise.
+/// double, so 0.10 + 0.20 is exactly 0.30. Up to 65 digits, as MySQL's
+/// DECIMAL; arithmetic that would overflow throws DataError. Sums and
+/// products are exact; multiply(), divide() and rescaled() round to the
+/// scale asked for, half-even unless told otherwise. A number within a
+/// 128-bit integer's range (38 digits, and some) is held and computed as
+/// one; a wider one takes a second 128-bit half and slower arithmetic.
 class Decimal {
  public:
-  static constexpr int kMaxPrecision = 38;
+  static constexpr int kMaxPrecision = 65;
 
   Decimal() = default;
   Decimal(__int128 unscaled, int scale);
@@ -36,7 +38,17 @@ class Decimal {
   /// Decimal::of("12.50") is 12.50 at scale 2. Throws DataError if malformed.
   static Decimal of(std::string_view text);
 
+  /// Whether the unscaled number is beyond a 128-bit integer's range.
+  bool wide() const { return high_ != (unscaled_ < 0 ? -1 : 0); }
+  /// The unscaled number, when not wide(): the value is unscaled() * 10^-scale().
   __int128 unscaled() const { return unscaled_; }
+  /// The unscaled number's two halves, as a 256-bit two's complement
+  /// integer: high() * 2^128 + the bits of low().
+  __int128 high() const { return high_; }
+  __int128 low() const { return unscaled_; }
+  /// The number whose unscaled value has those halves; throws DataError
+  /// beyond 65 digits.
+  static Decimal from_halves(__int128 high, __int128 low, int scale);
   int scale() const { return scale_; }
 
   /// The same number with `scale` fractional digits; throws DataError if that
@@ -73,7 +85,9 @@ class Decimal {
   friend bool operator==(const Decimal& a, int64_t b) { return (a <=> b) == 0; }
 
  private:
+  friend struct WideDecimal;
   __int128 unscaled_ = 0;
+  __int128 high_ = 0;  // the sign of unscaled_ unless wide()
   int scale_ = 0;
 };
 

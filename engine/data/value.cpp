@@ -1,6 +1,8 @@
 #include "sluice/engine/data/value.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <functional>
 
 #include "sluice/engine/common/error.hpp"
@@ -35,15 +37,20 @@ bool Value::matches(const DataType& type) const {
       return is_null() || std::holds_alternative<bool>(v_);
     case TypeId::kTimestamp:
       return is_null() || std::holds_alternative<Timestamp>(v_);
+    case TypeId::kDate:
+      return is_null() || std::holds_alternative<Date>(v_);
+    case TypeId::kTime:
+      return is_null() || std::holds_alternative<Time>(v_);
+    case TypeId::kBytes:
+      return is_null() || std::holds_alternative<Bytes>(v_);
   }
   return false;
 }
 
 TypeId Value::type_id() const {
-  constexpr TypeId kIds[] = {TypeId::kBigint, TypeId::kBigint,  TypeId::kDouble,   TypeId::kDecimal,
-                             TypeId::kString, TypeId::kBoolean, TypeId::kTimestamp};
   if (is_null()) throw DataError("a NULL value has no type");
-  return kIds[v_.index()];
+  // The variant's alternatives after monostate follow TypeId's order.
+  return static_cast<TypeId>(v_.index() - 1);
 }
 
 const char* Value::type_name() const {
@@ -72,6 +79,9 @@ void Value::append_to(std::string& out) const {
     void operator()(const std::string& v) { out += v; }
     void operator()(bool v) { out += v ? "true" : "false"; }
     void operator()(Timestamp v) { v.append_to(out); }
+    void operator()(Date v) { v.append_to(out); }
+    void operator()(Time v) { v.append_to(out); }
+    void operator()(const Bytes& v) { out += base64_encode(v.data); }
   };
   std::visit(Append{out}, v_);
 }
@@ -85,8 +95,22 @@ std::string Value::to_string() const {
 size_t hash_field(int64_t v) { return std::hash<int64_t>{}(v); }
 size_t hash_field(double v) { return std::hash<double>{}(v); }
 // Equal decimals hash equally whatever their scale: hash the value with
-// trailing zeros stripped.
+// trailing zeros stripped (and a wide one as a narrow one, if it then is).
 size_t hash_field(const Decimal& v) {
+  if (v.wide()) {
+    Decimal stripped = v;
+    while (stripped.scale() > 0 && stripped.wide()) {
+      const Decimal less = stripped.rescaled(stripped.scale() - 1, Rounding::kDown);
+      if (less != stripped) break;
+      stripped = less;
+    }
+    if (stripped.wide()) {
+      return hash_field(static_cast<int64_t>(static_cast<uint64_t>(stripped.low()) ^
+                                             static_cast<uint64_t>(stripped.high()) ^
+                                             static_cast<uint64_t>(stripped.scale())));
+    }
+    return hash_field(stripped);
+  }
   __int128 u = v.unscaled();
   int scale = v.scale();
   while (scale > 0 && u % 10 == 0) {
@@ -100,6 +124,54 @@ size_t hash_field(const Decimal& v) {
 size_t hash_field(std::string_view v) { return std::hash<std::string_view>{}(v); }
 size_t hash_field(bool v) { return v ? 1 : 2; }
 size_t hash_field(Timestamp v) { return std::hash<int64_t>{}(v.micros); }
+size_t hash_field(Date v) { return std::hash<int32_t>{}(v.days); }
+size_t hash_field(Time v) { return std::hash<int64_t>{}(v.micros); }
+
+namespace {
+constexpr char kBase64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+}  // namespace
+
+std::string base64_encode(std::string_view bytes) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    const size_t n = std::min<size_t>(3, bytes.size() - i);
+    uint32_t v = 0;
+    for (size_t k = 0; k < 3; ++k) {
+      v = (v << 8) | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0u);
+    }
+    for (size_t k = 0; k < 4; ++k) {
+      out.push_back(k <= n ? kBase64[(v >> (18 - 6 * k)) & 63] : '=');
+    }
+  }
+  return out;
+}
+
+std::string base64_decode(std::string_view text) {
+  const auto fail = [&] {
+    throw DataError("expected BYTES in base64 (as \"AP8Q\"), got '" + std::string(text) + "'");
+  };
+  if (text.size() % 4 != 0) fail();
+  std::string out;
+  out.reserve(text.size() / 4 * 3);
+  for (size_t i = 0; i < text.size(); i += 4) {
+    uint32_t v = 0;
+    size_t padding = 0;
+    for (size_t k = 0; k < 4; ++k) {
+      const char c = text[i + k];
+      const char* at = c == '\0' ? nullptr : std::strchr(kBase64, c);
+      if (c == '=' && i + 4 == text.size() && k >= 2) {
+        ++padding;
+      } else if (at == nullptr || padding > 0) {
+        fail();
+      }
+      v = (v << 6) | (at ? static_cast<uint32_t>(at - kBase64) : 0u);
+    }
+    for (size_t k = 0; k < 3 - padding; ++k)
+      out.push_back(static_cast<char>((v >> (16 - 8 * k)) & 255));
+  }
+  return out;
+}
 
 size_t Value::hash() const {
   const size_t h = std::visit(
@@ -109,6 +181,8 @@ size_t Value::hash() const {
           return 0x9e3779b97f4a7c15ULL;
         } else if constexpr (std::is_same_v<T, std::string>) {
           return hash_field(std::string_view(v));
+        } else if constexpr (std::is_same_v<T, Bytes>) {
+          return hash_field(std::string_view(v.data));
         } else {
           return hash_field(v);
         }
@@ -148,6 +222,12 @@ Value parse_value(std::string_view text, const DataType& type) {
       throw DataError("expected a BOOLEAN (true, false, 1 or 0), got " + quoted(text));
     case TypeId::kTimestamp:
       return Timestamp::parse(text);
+    case TypeId::kDate:
+      return Date::parse(text);
+    case TypeId::kTime:
+      return Time::parse(text);
+    case TypeId::kBytes:
+      return Value::bytes(base64_decode(text));
   }
   throw DataError("unknown type");
 }

@@ -13,8 +13,16 @@
 
 namespace sluice {
 
+/// A BYTES value: bytes that are not text (a BLOB, a BINARY(n) with its
+/// padding). Its text form is base64, as Flink's formats write BYTES.
+struct Bytes {
+  std::string data;
+  friend auto operator<=>(const Bytes&, const Bytes&) = default;
+};
+
 /// The column type whose values a `T` holds: int64_t BIGINT, double DOUBLE,
-/// Decimal DECIMAL, std::string STRING, bool BOOLEAN, Timestamp TIMESTAMP.
+/// Decimal DECIMAL, std::string STRING, bool BOOLEAN, Timestamp TIMESTAMP,
+/// Date DATE, Time TIME, Bytes BYTES.
 template <typename T>
 constexpr TypeId column_type_of() {
   if constexpr (std::is_same_v<T, int64_t>) return TypeId::kBigint;
@@ -23,6 +31,9 @@ constexpr TypeId column_type_of() {
   if constexpr (std::is_same_v<T, std::string>) return TypeId::kString;
   if constexpr (std::is_same_v<T, bool>) return TypeId::kBoolean;
   if constexpr (std::is_same_v<T, Timestamp>) return TypeId::kTimestamp;
+  if constexpr (std::is_same_v<T, Date>) return TypeId::kDate;
+  if constexpr (std::is_same_v<T, Time>) return TypeId::kTime;
+  if constexpr (std::is_same_v<T, Bytes>) return TypeId::kBytes;
 }
 
 /// One field of a row: NULL or a value of one of the column types.
@@ -38,12 +49,17 @@ class Value {
   Value(std::string_view v) : v_(std::string(v)) {}
   Value(const char* v) : v_(std::string(v)) {}
   Value(Timestamp v) : v_(v) {}
+  Value(Date v) : v_(v) {}
+  Value(Time v) : v_(v) {}
+  Value(Bytes v) : v_(std::move(v)) {}
   /// Explicit, so that a pointer or an integer never silently becomes a BOOLEAN.
   static Value boolean(bool v) {
     Value out;
     out.v_ = v;
     return out;
   }
+  /// BYTES holding `data`.
+  static Value bytes(std::string data) { return Value(Bytes{std::move(data)}); }
   /// A value of `T` (see column_type_of), BOOLEAN for bool.
   template <typename T>
   static Value of(T v) {
@@ -67,6 +83,10 @@ class Value {
   const std::string& as_string() const { return get<std::string>("STRING"); }
   bool as_boolean() const { return get<bool>("BOOLEAN"); }
   Timestamp as_timestamp() const { return get<Timestamp>("TIMESTAMP"); }
+  Date as_date() const { return get<Date>("DATE"); }
+  Time as_time() const { return get<Time>("TIME"); }
+  /// The bytes of a BYTES value.
+  const std::string& as_bytes() const { return get<Bytes>("BYTES").data; }
 
   /// The value as a `T` (see column_type_of); throws DataError when it
   /// holds another type or is NULL.
@@ -79,7 +99,8 @@ class Value {
     return const_cast<T&>(std::as_const(*this).as<T>());
   }
 
-  /// Appends the text form that parse_value() reads back; NULL appends "NULL".
+  /// Appends the text form that parse_value() reads back (BYTES as base64);
+  /// NULL appends "NULL".
   void append_to(std::string& out) const;
   std::string to_string() const;
 
@@ -93,12 +114,15 @@ class Value {
     throw_type_mismatch(expected);
   }
   // By TypeId.
-  static constexpr const char* kTypeNames[] = {"BIGINT", "DOUBLE",  "DECIMAL",
-                                               "STRING", "BOOLEAN", "TIMESTAMP"};
+  static constexpr const char* kTypeNames[] = {
+      "BIGINT", "DOUBLE", "DECIMAL", "STRING", "BOOLEAN", "TIMESTAMP", "DATE", "TIME", "BYTES"};
   [[noreturn]] void throw_type_mismatch(const char* expected) const;
   const char* type_name() const;
 
-  std::variant<std::monostate, int64_t, double, Decimal, std::string, bool, Timestamp> v_;
+  // After monostate, in TypeId's order.
+  std::variant<std::monostate, int64_t, double, Decimal, std::string, bool, Timestamp, Date, Time,
+               Bytes>
+      v_;
 };
 
 /// Hashes of field values, as Value::hash() and batch columns use them:
@@ -109,10 +133,18 @@ size_t hash_field(const Decimal& v);
 size_t hash_field(std::string_view v);
 size_t hash_field(bool v);
 size_t hash_field(Timestamp v);
+size_t hash_field(Date v);
+size_t hash_field(Time v);
+
+/// `bytes` in base64 (RFC 4648, padded), and back; base64_decode throws
+/// DataError for text that is not base64.
+std::string base64_encode(std::string_view bytes);
+std::string base64_decode(std::string_view text);
 
 /// Parses the text form of a non-NULL value of `type` (how a file or the
 /// command line spells it). Throws DataError saying what `type` accepts.
-/// BOOLEAN reads true/false or 1/0; DOUBLE reads what strtod does.
+/// BOOLEAN reads true/false or 1/0; DOUBLE reads what strtod does; BYTES
+/// reads base64.
 Value parse_value(std::string_view text, const DataType& type);
 
 }  // namespace sluice

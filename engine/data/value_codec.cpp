@@ -7,7 +7,21 @@
 namespace sluice {
 namespace {
 
-enum Tag : char { kNull, kBigint, kDouble, kDecimal, kString, kTrue, kFalse, kTimestamp };
+// Kept in checkpoints: new tags go at the end.
+enum Tag : char {
+  kNull,
+  kBigint,
+  kDouble,
+  kDecimal,
+  kString,
+  kTrue,
+  kFalse,
+  kTimestamp,
+  kDate,
+  kTime,
+  kBytes,
+  kWideDecimal,
+};
 
 template <typename T>
 void put_raw(std::string& out, T v) {
@@ -68,11 +82,14 @@ void encode_value(const Value& v, std::string& out) {
       out.push_back(kDouble);
       put_raw(out, v.as_double());
       break;
-    case TypeId::kDecimal:
-      out.push_back(kDecimal);
-      out.push_back(static_cast<char>(v.as_decimal().scale()));
-      put_raw(out, v.as_decimal().unscaled());
+    case TypeId::kDecimal: {
+      const Decimal& d = v.as_decimal();
+      out.push_back(d.wide() ? kWideDecimal : kDecimal);
+      out.push_back(static_cast<char>(d.scale()));
+      put_raw(out, d.low());
+      if (d.wide()) put_raw(out, d.high());
       break;
+    }
     case TypeId::kString:
       out.push_back(kString);
       put_varint(out, v.as_string().size());
@@ -84,6 +101,19 @@ void encode_value(const Value& v, std::string& out) {
     case TypeId::kTimestamp:
       out.push_back(kTimestamp);
       put_raw(out, v.as_timestamp().micros);
+      break;
+    case TypeId::kDate:
+      out.push_back(kDate);
+      put_raw(out, v.as_date().days);
+      break;
+    case TypeId::kTime:
+      out.push_back(kTime);
+      put_raw(out, v.as_time().micros);
+      break;
+    case TypeId::kBytes:
+      out.push_back(kBytes);
+      put_varint(out, v.as_bytes().size());
+      out += v.as_bytes();
       break;
   }
 }
@@ -131,6 +161,21 @@ std::vector<Value> decode_values(std::string_view bytes) {
       case kTimestamp:
         values.emplace_back(Timestamp{in.raw<int64_t>()});
         break;
+      case kDate:
+        values.emplace_back(Date{in.raw<int32_t>()});
+        break;
+      case kTime:
+        values.emplace_back(Time{in.raw<int64_t>()});
+        break;
+      case kBytes:
+        values.push_back(Value::bytes(std::string(in.take(in.varint()))));
+        break;
+      case kWideDecimal: {
+        const int scale = in.tag();
+        const auto low = in.raw<__int128>();
+        values.emplace_back(Decimal::from_halves(in.raw<__int128>(), low, scale));
+        break;
+      }
       default:
         throw DataError("malformed encoded value: unknown tag");
     }
