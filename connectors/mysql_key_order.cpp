@@ -51,8 +51,13 @@ std::string sql_literal(MySqlConnection& connection, const Value& value,
       return "CAST('" + value.to_string() + "' AS DATE)";
     case TypeId::kTime:
       return "CAST('" + value.to_string() + "' AS TIME(6))";
-    case TypeId::kBytes:
-      return hex(value.as_bytes());
+    case TypeId::kBytes: {
+      // A BIT compares as the number its bytes make, big-endian.
+      if (!starts_with(type, "bit")) return hex(value.as_bytes());
+      uint64_t number = 0;
+      for (const char b : value.as_bytes()) number = number << 8 | static_cast<unsigned char>(b);
+      return std::to_string(number);
+    }
     case TypeId::kString: {
       // An ENUM or a SET sorts by its number, and compares with one so.
       if (starts_with(type, "enum(") || starts_with(type, "set(")) {

@@ -112,6 +112,7 @@ class MySqlSink final : public Sink {
                           ";");
       }
       check_table(*table);
+      writer_->fit_keys_to(*table, input_);
       writer_->set_max_allowed_packet(connection_->max_allowed_packet());
     });
     if (!exactly_once_) return;

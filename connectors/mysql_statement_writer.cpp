@@ -83,13 +83,27 @@ StatementWriter::StatementWriter(const std::string& table, const Schema& input,
   upsert_.sql = "INSERT INTO " + target + " (" + join(columns) + ") VALUES (" + join(params) + ")";
   if (!upsert) return;
   upsert_.sql += " ON DUPLICATE KEY UPDATE " + join(updates);
-  std::vector<std::string> conditions;
   for (size_t k : key) {
-    conditions.push_back(quote_identifier(input.column(k).name) + "=?");
+    delete_conditions_.push_back(quote_identifier(input.column(k).name) + "=?");
     delete_.columns.push_back(k);
     delete_.types.push_back(input.column(k).type);
   }
-  delete_.sql = "DELETE FROM " + target + " WHERE " + join(conditions, " AND ");
+  delete_.sql = "DELETE FROM " + target + " WHERE " + join(delete_conditions_, " AND ");
+}
+
+void StatementWriter::fit_keys_to(const TableInfo& table, const Schema& input) {
+  for (size_t i = 0; i < delete_.columns.size(); ++i) {
+    const Column& c = input.column(delete_.columns[i]);
+    const auto target = std::find_if(table.columns.begin(), table.columns.end(),
+                                     [&](const TableColumn& t) { return t.name == c.name; });
+    // A BIT compares with the number its bytes make, not with them.
+    if (target != table.columns.end() && target->column_type.rfind("bit", 0) == 0 &&
+        c.type.id == TypeId::kBytes) {
+      delete_conditions_[i] = quote_identifier(c.name) + "=CAST(CONV(HEX(?), 16, 10) AS UNSIGNED)";
+    }
+  }
+  delete_.sql = delete_.sql.substr(0, delete_.sql.find(" WHERE ")) + " WHERE " +
+                join(delete_conditions_, " AND ");
 }
 
 void StatementWriter::write(SinkConnection& connection, const Batch& rows,

@@ -81,6 +81,9 @@ class StatementWriter {
   StatementWriter(const std::string& table, const Schema& input, const std::vector<size_t>& key,
                   bool upsert, int subtask, Counters counters);
 
+  /// Compares the key with `table`'s key columns as their types take it
+  /// (BYTES with a BIT column as a number).
+  void fit_keys_to(const TableInfo& table, const Schema& input);
   /// Sizes statements for a server with this max_allowed_packet.
   void set_max_allowed_packet(uint64_t bytes) { packet_budget_ = bytes / 2; }
   /// How a row's input position is named when the server refuses the row
@@ -119,6 +122,7 @@ class StatementWriter {
 
   BulkSql upsert_;
   BulkSql delete_;
+  std::vector<std::string> delete_conditions_;  // "`k`=?", one per key column
   // `e` of a statement of rows `rows` of `batch`, naming the change the
   // server refused when it says which.
   MySqlError with_rejected_row(const MySqlError& e, const Batch& batch,
