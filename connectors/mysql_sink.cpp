@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "sluice/connectors/mysql_collation.hpp"
 #include "sluice/connectors/mysql_sink_connection.hpp"
 #include "sluice/connectors/mysql_statement_writer.hpp"
 #include "sluice/connectors/mysql_xa_committer.hpp"
@@ -446,6 +447,30 @@ MySqlSinkOptions MySqlSinkOptions::from(const Config& config) {
   return options;
 }
 
+// With more than one subtask: what the target table's collations take the
+// key's text to be equal by, so that keys equal to it reach one subtask.
+std::vector<KeyImage> key_images(const MySqlSinkOptions& options, const Schema& input,
+                                 const std::vector<std::string>& key) {
+  const bool text_key = std::any_of(key.begin(), key.end(), [&](const std::string& name) {
+    const auto at = input.index_of(name);
+    return at && input.column(*at).type.id == TypeId::kString;
+  });
+  if (options.parallelism <= 1 || !text_key || options.connect) return {};
+  MySqlConnection connection(options.url);
+  const std::optional<TableInfo> table = connection.find_table(options.table);
+  if (!table) return {};  // the sink says so when it opens
+  std::vector<KeyImage> images;
+  for (const std::string& name : key) {
+    const auto column = std::find_if(table->columns.begin(), table->columns.end(),
+                                     [&](const TableColumn& c) { return c.name == name; });
+    const bool text =
+        column != table->columns.end() && !column->charset.empty() && column->charset != "binary";
+    images.push_back(text ? collation_image(connection, column->charset, column->collation)
+                          : KeyImage());
+  }
+  return images;
+}
+
 SinkDef mysql_sink(const MySqlSinkOptions& options, const Schema& input) {
   const std::vector<std::string> key = options.key.empty() ? input.primary_key_names() : options.key;
   const MySqlSinkOptions::Mode mode = mode_of(options, key);
@@ -453,7 +478,10 @@ SinkDef mysql_sink(const MySqlSinkOptions& options, const Schema& input) {
   def.create = [options, input, key, mode](const SubtaskInfo&) -> std::unique_ptr<Sink> {
     return std::make_unique<MySqlSink>(options, input, key, mode);
   };
-  if (mode == MySqlSinkOptions::Mode::kUpsert) def.key_columns = key;
+  if (mode == MySqlSinkOptions::Mode::kUpsert) {
+    def.key_columns = key;
+    def.key_images = key_images(options, input, key);
+  }
   def.check = [key, mode](const StreamType& in) {
     std::vector<std::string> problems;
     if (mode == MySqlSinkOptions::Mode::kUpsert && key.empty()) {

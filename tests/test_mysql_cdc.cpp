@@ -487,3 +487,27 @@ TEST_CASE(
   CHECK(equal);
   CHECK(ended->status == 130);
 }
+
+TEST_CASE("mysql-to-mysql writes keys the target's collation takes for equal from one subtask",
+          "[mysql][cdc]") {
+  testing::TempDir dir;
+  constexpr char kCodes[] = "code VARCHAR(20) COLLATE utf8mb4_unicode_ci PRIMARY KEY, v INT";
+  testing::TestTable source("cdc_codes", kCodes);
+  testing::TestTable target("cdc_codes_copy", kCodes);
+  MySqlConnection& sql = source.connection();
+  sql.execute("INSERT INTO " + source.name() +
+              " SELECT CONCAT('code-', seq), seq FROM seq_1_to_400");
+  testing::BackgroundCommand job(cli_command(source, target, dir) + " --set sink.parallelism=2");
+  REQUIRE(testing::wait_until([&] { return target.rows() == source.rows(); }));
+  // Each an update of every key to one the collation takes for the same:
+  // the old key's delete and the new key's upsert must not cross.
+  for (const char* spelling : {"UPPER(code)", "LOWER(code)", "REPLACE(code, 'o', 'ô')",
+                               "CONCAT(UPPER(code), ' ')", "REPLACE(code, 'Ô', 'o')"}) {
+    INFO(spelling);
+    sql.execute("UPDATE " + source.name() + " SET code = " + spelling + ", v = v + 1");
+    CHECK(testing::wait_until([&] { return target.rows() == source.rows(); }, 30s));
+  }
+  const auto ended = job.signal_and_wait(SIGINT, 30s);
+  REQUIRE(ended);
+  CHECK(ended->status == 130);
+}

@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "sluice/connectors/datagen.hpp"
+#include "sluice/connectors/mysql_collation.hpp"
 #include "sluice/connectors/mysql_sink.hpp"
 #include "sluice/engine/common/error.hpp"
 #include "sluice/engine/runtime/executor.hpp"
@@ -415,4 +416,23 @@ TEST_CASE("TIMESTAMP columns hold the UTC time whatever the server's time zone",
   reader.execute("SET time_zone = '+00:00'");
   CHECK(reader.query("SELECT at FROM " + quote_identifier(table.name()))[0][0] ==
         std::optional<std::string>("2026-01-01 00:00:00.000000"));
+}
+
+TEST_CASE("a collation's image of a key is equal for the values the collation takes for equal",
+          "[mysql]") {
+  MySqlConnection sql(testing::test_mysql_url());
+  const KeyImage unicode = collation_image(sql, "utf8mb4", "utf8mb4_unicode_ci");
+  CHECK(unicode("abc") == unicode("ABC"));
+  CHECK(unicode("abc") == unicode("ÂBC  "));  // accents too, and PAD SPACE
+  CHECK(unicode("straße") == unicode("STRASSE"));
+  CHECK(unicode("abc") != unicode("abd"));
+  CHECK(unicode("𠀀") != unicode("𠀁"));  // beyond U+20000: themselves
+  const KeyImage no_pad = collation_image(sql, "utf8mb4", "utf8mb4_unicode_nopad_ci");
+  CHECK(no_pad("a") != no_pad("a "));
+  const KeyImage latin1 = collation_image(sql, "latin1", "latin1_swedish_ci");
+  CHECK(latin1("Åsa") == latin1("åsa"));
+  CHECK(latin1("Ω") == latin1("Ж"));  // both '?' in latin1
+  const KeyImage bin = collation_image(sql, "utf8mb4", "utf8mb4_bin");
+  CHECK(bin("a") != bin("A"));
+  CHECK(bin("a") == bin("a "));  // utf8mb4_bin pads with spaces too
 }

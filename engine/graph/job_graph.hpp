@@ -56,12 +56,22 @@ struct OperatorDef {
   bool keyed_state = false;
 };
 
+/// What a STRING key column's values are equal by, where not by their
+/// bytes: their image under this function (a collation's weights, say).
+using KeyImage = std::function<std::string(std::string_view value)>;
+
 /// A sink as the graph sees it before anything runs.
 struct SinkDef {
   SinkFactory create;
   /// Columns keying the sink's writes. With parallelism > 1 the engine
   /// hash-partitions the sink's input by them, so each key has one writer.
   std::vector<std::string> key_columns;
+  /// Per key column, or empty: what the sink takes a STRING key's values to
+  /// be equal by ('abc' and 'ABC' under a case-insensitive collation). The
+  /// engine hashes that image instead of the bytes when it partitions, so
+  /// that values the sink takes for one key reach one subtask. Null: the
+  /// bytes.
+  std::vector<KeyImage> key_images;
   /// Checks the sink against its input at validate(); returns the problems.
   std::function<std::vector<std::string>(const StreamType& input)> check;
 };

@@ -64,6 +64,7 @@ PhysicalPlan build_plan(const JobGraph& graph, const RuntimeOptions& options) {
       if (node.kind == NodeKind::kSink && !node.sink.key_columns.empty() && parallelism > 1) {
         edge.partitioning = Partitioning::kHash;
         edge.key_columns = node.sink.key_columns;
+        edge.key_images = node.sink.key_images;
       }
       for (const auto& column : edge.key_columns) {
         edge.key_indexes.push_back(up.output.schema.require(column));

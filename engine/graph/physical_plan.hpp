@@ -23,6 +23,7 @@ struct PlanEdge {
   Partitioning partitioning = Partitioning::kForward;
   std::vector<std::string> key_columns;  ///< kHash only
   std::vector<size_t> key_indexes;       ///< the same, as indexes into the records
+  std::vector<KeyImage> key_images;      ///< per key column, or empty (SinkDef::key_images)
 };
 
 /// How a graph runs: its chains (tasks) and the channels between them.

@@ -148,7 +148,7 @@ void Executor::Attempt::build(const JobGraph& graph, const PhysicalPlan& plan,
     const auto& consumers = chain_tasks[edge.to_chain];
     const Schema& schema = graph.nodes()[plan.chains[edge.from_chain].nodes.back()].output.schema;
     for (size_t p = 0; p < producers.size(); ++p) {
-      RecordWriter::Output output{edge.partitioning, edge.key_indexes, {}};
+      RecordWriter::Output output{edge.partitioning, edge.key_indexes, {}, edge.key_images};
       if (edge.partitioning == Partitioning::kForward) {
         output.channels.push_back(connect(producers[p], consumers[p], schema));
       } else {

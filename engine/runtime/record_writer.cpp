@@ -22,7 +22,12 @@ RecordWriter::RecordWriter(std::vector<Output> outputs, size_t batch_size, Notif
                            const std::atomic<bool>& cancelled, TaskMetrics& metrics)
     : batch_size_(batch_size), self_(self), cancelled_(cancelled), metrics_(metrics) {
   for (auto& output : outputs) {
-    Lane lane{output.partitioning, std::move(output.key_indexes), {}, 0, {}};
+    Lane lane{output.partitioning,
+              std::move(output.key_indexes),
+              std::move(output.key_images),
+              {},
+              0,
+              {}};
     for (Channel* channel : output.channels) lane.pending.push_back({channel, nullptr});
     lane.rows_of.resize(lane.pending.size());
     lanes_.push_back(std::move(lane));
@@ -77,7 +82,13 @@ size_t RecordWriter::select(Lane& lane, const Batch& rows, uint32_t row) {
     }
     case Partitioning::kHash: {
       uint64_t h = 0;
-      for (size_t k : lane.key_indexes) h = mix(h ^ rows.column(k).hash(row));
+      for (size_t i = 0; i < lane.key_indexes.size(); ++i) {
+        const ColumnVector& column = rows.column(lane.key_indexes[i]);
+        const bool imaged = i < lane.key_images.size() && lane.key_images[i] &&
+                            column.type() == TypeId::kString && !column.is_null(row);
+        h = mix(h ^ (imaged ? hash_field(lane.key_images[i](column.string_at(row)))
+                            : column.hash(row)));
+      }
       return h % n;
     }
   }

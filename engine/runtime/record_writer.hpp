@@ -34,6 +34,7 @@ class RecordWriter final : public BatchReceiver {
     Partitioning partitioning = Partitioning::kForward;
     std::vector<size_t> key_indexes;  ///< kHash only
     std::vector<Channel*> channels;   ///< indexed by downstream subtask (one for forward)
+    std::vector<KeyImage> key_images;  ///< kHash: per key column, or empty (SinkDef::key_images)
   };
 
   RecordWriter(std::vector<Output> outputs, size_t batch_size, Notifier& self,
@@ -53,6 +54,7 @@ class RecordWriter final : public BatchReceiver {
   struct Lane {
     Partitioning partitioning;
     std::vector<size_t> key_indexes;
+    std::vector<KeyImage> key_images;
     std::vector<Pending> pending;                ///< one per channel
     size_t next = 0;                             ///< kRebalance: the next channel
     std::vector<std::vector<uint32_t>> rows_of;  ///< per channel: the rows of a batch it gets
