@@ -130,7 +130,8 @@ class MySqlSink final : public Sink {
     buffer_state_.emplace(context.list_state<Row>("xa-buffered"));
     try {
       connection_->create_marker_table();
-      committer_->recover(transactions_state_->get(), std::move(connection_));
+      committer_->recover(transactions_state_->get(), std::move(connection_),
+                          context.resumed_from_older_checkpoint());
     } catch (const MySqlError& e) {
       fail_write("recovering the transactions of", target_, e);
     }

@@ -52,9 +52,11 @@ class XaCommitter {
   /// transactions `listed` (state() of the restored checkpoint), each after
   /// its connection left the server and checked by its marker; then rolls
   /// back this subtask's other prepared transactions of any earlier run, and
-  /// in subtask 0 those of subtasks this run does not have.
+  /// in subtask 0 those of subtasks this run does not have. `older`: later
+  /// checkpoints completed after the restored one (restore=<id>), so its
+  /// transactions committed then, and their markers may be gone.
   void recover(const std::vector<std::vector<Value>>& listed,
-               std::unique_ptr<SinkConnection> connection);
+               std::unique_ptr<SinkConnection> connection, bool older = false);
 
   /// The connection of the open transaction, begun if none is open: on an
   /// idle connection, or a new one. While another is prepared, the new one
@@ -84,7 +86,7 @@ class XaCommitter {
 
  private:
   std::unique_ptr<SinkConnection> idle_connection();
-  void commit_elsewhere(SinkConnection& connection, const Transaction& t);
+  void commit_elsewhere(SinkConnection& connection, const Transaction& t, bool older = false);
   void roll_back(SinkConnection& connection, const Xid& xid);
   void delete_old_markers(SinkConnection& connection);
   [[noreturn]] void fail(const std::string& doing, const MySqlError& e) const;

@@ -1,7 +1,9 @@
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <thread>
@@ -509,5 +511,45 @@ TEST_CASE("mysql-to-mysql writes keys the target's collation takes for equal fro
   }
   const auto ended = job.signal_and_wait(SIGINT, 30s);
   REQUIRE(ended);
+  CHECK(ended->status == 130);
+}
+
+TEST_CASE("mysql-to-mysql exactly-once resumes from an older checkpoint with restore=<id>",
+          "[mysql][cdc]") {
+  const uint32_t seed = testing::test_seed();
+  INFO("SLUICE_TEST_SEED=" << seed);
+  std::mt19937 random(seed);
+  testing::TempDir dir;
+  testing::TestTable source("cdc_source", kOrders);
+  testing::TestTable target("cdc_target", kOrders);
+  const testing::PreparedGuard guard(target.name());
+  fill(source, 300);
+  const std::string command = cli_command(source, target, dir) +
+                              " --set sink.delivery=exactly-once --set checkpoint.retained=5";
+  {
+    testing::BackgroundCommand job(command);
+    REQUIRE(testing::wait_until([&] { return target.rows() == source.rows(); }));
+    change_randomly(source, 100, 300, random);
+    REQUIRE(testing::wait_until([&] { return target.rows() == source.rows(); }));
+    REQUIRE(job.signal_and_wait(SIGINT, 30s));
+  }
+  // The oldest checkpoint kept: later ones completed after it.
+  std::vector<int64_t> kept;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path() / target.name())) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("chk-", 0) == 0 && std::filesystem::exists(entry.path() / "_metadata")) {
+      kept.push_back(std::stoll(name.substr(4)));
+    }
+  }
+  REQUIRE(kept.size() >= 2);
+  const int64_t oldest = *std::min_element(kept.begin(), kept.end());
+  change_randomly(source, 100, 300, random);
+  testing::BackgroundCommand again(command + " --set restore=" + std::to_string(oldest));
+  const bool equal = testing::wait_until([&] { return target.rows() == source.rows(); });
+  const auto ended = again.signal_and_wait(SIGINT, 30s);
+  REQUIRE(ended);
+  INFO(ended->output);
+  CHECK_THAT(ended->output, Catch::Contains("resuming from checkpoint " + std::to_string(oldest)));
+  CHECK(equal);
   CHECK(ended->status == 130);
 }

@@ -103,6 +103,10 @@ class OperatorContext {
   virtual std::string describe_position(int64_t position) const = 0;
   /// The checkpoint this run resumed from, if it resumed.
   virtual std::optional<int64_t> restored_checkpoint() const = 0;
+  /// Whether checkpoints of the job completed after the one this run
+  /// resumed from (restore=<id> of an older one): what that one held was
+  /// committed long since.
+  virtual bool resumed_from_older_checkpoint() const = 0;
   /// Whether the job takes checkpoints (checkpoint.interval > 0).
   virtual bool checkpoints_enabled() const = 0;
   /// Registers what unblocks the operator when the job is cancelled (by the

@@ -64,6 +64,12 @@ class Task::Context final : public SinkContext, public KeyTaker {
   std::optional<int64_t> restored_checkpoint() const override {
     return task_.checkpointing_.restored;
   }
+  bool resumed_from_older_checkpoint() const override {
+    const auto& restored = task_.checkpointing_.restored;
+    if (!restored) return false;
+    const std::optional<int64_t> latest = task_.checkpointing_.storage->latest();
+    return latest && *latest > *restored;
+  }
   bool checkpoints_enabled() const override { return task_.checkpointing_.coordinator != nullptr; }
   const std::string* current_key() const override {
     if (!key_) return nullptr;
