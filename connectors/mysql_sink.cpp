@@ -82,10 +82,8 @@ class MySqlSink final : public Sink {
               .backoff = options_.retry_backoff,
               .canceller = &canceller_,
               .retries = &context.counter("retries")};
-    connect_ = [this]() -> std::unique_ptr<SinkConnection> {
-      const MySqlSession session{.timeout = options_.socket_timeout, .canceller = &canceller_};
-      if (options_.connect) return options_.connect(session);
-      return std::make_unique<MySqlSinkConnection>(options_.url, session);
+    connect_ = [this] {
+      return connect({.timeout = options_.socket_timeout, .canceller = &canceller_});
     };
     writer_.emplace(
         options_.table, input_, key_, mode_ == MySqlSinkOptions::Mode::kUpsert, subtask,
@@ -166,6 +164,14 @@ class MySqlSink final : public Sink {
 
   void finish() override { flush(Trigger::kClose); }
 
+  void close(std::optional<int64_t> last_completed) override {
+    if (!committer_) return;
+    // The job's connections may have been cancelled with it: new ones.
+    committer_->release(last_completed, [this] {
+      return connect({.timeout = std::min(options_.socket_timeout, std::chrono::seconds(10))});
+    });
+  }
+
   void snapshot_state(int64_t id) override {
     flush(Trigger::kBarrier);
     if (!exactly_once_) return;
@@ -198,6 +204,11 @@ class MySqlSink final : public Sink {
   }
 
  private:
+  std::unique_ptr<SinkConnection> connect(const MySqlSession& session) const {
+    if (options_.connect) return options_.connect(session);
+    return std::make_unique<MySqlSinkConnection>(options_.url, session);
+  }
+
   // Upsert mode keeps the last change per key; append mode every row. Takes
   // a Row, every selected row of a batch, or rows `selected` of a batch.
   template <typename... Rows>

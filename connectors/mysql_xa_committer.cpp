@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <thread>
 
 #include "sluice/connectors/mysql_statement_writer.hpp"
 #include "sluice/engine/common/error.hpp"
@@ -163,6 +164,22 @@ std::vector<Row> XaCommitter::roll_back_up_to(int64_t checkpoint) {
   return again;
 }
 
+void XaCommitter::release(std::optional<int64_t> last_completed, const SinkConnector& connect) {
+  open_.reset();  // never prepared: it rolls back as its connection goes
+  std::unique_ptr<SinkConnection> connection;
+  for (Transaction& t : prepared_) {
+    if (last_completed && t.checkpoint <= *last_completed) continue;
+    t.connection.reset();  // its owner gone, another may roll it back
+    if (!connection) connection = connect();
+    connection->wait_until_gone(t.session);
+    roll_back(*connection, t.xid, false);
+    counters_.rolled_back->add(1);
+    spdlog::info("mysql sink {}: rolled back {}: checkpoint {} will not complete", target_,
+                 t.xid.to_string(), t.checkpoint);
+  }
+  std::erase_if(prepared_, [](const Transaction& t) { return !t.connection; });
+}
+
 std::vector<std::vector<Value>> XaCommitter::state() const {
   std::vector<std::vector<Value>> entries;
   for (const Transaction& t : prepared_) {
@@ -199,7 +216,7 @@ void XaCommitter::commit_elsewhere(SinkConnection& connection, const Transaction
 // Rolls back a transaction another connection prepared, and checks that it
 // is gone: while its owner is still going away the server may refuse or
 // ignore the rollback, so it is tried again until then.
-void XaCommitter::roll_back(SinkConnection& connection, const Xid& xid) {
+void XaCommitter::roll_back(SinkConnection& connection, const Xid& xid, bool interruptible) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (true) {
     try {
@@ -213,7 +230,9 @@ void XaCommitter::roll_back(SinkConnection& connection, const Xid& xid) {
       throw Error("exactly-once: transaction " + xid.to_string() + " is still prepared in " +
                   target_ + " after 60 s of rolling it back");
     }
-    if (!canceller_.sleep_for(std::chrono::milliseconds(50))) {
+    if (!interruptible) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    } else if (!canceller_.sleep_for(std::chrono::milliseconds(50))) {
       throw Error("exactly-once: cancelled while rolling back " + xid.to_string());
     }
   }

@@ -79,6 +79,13 @@ class XaCommitter {
   /// aborted, and returns their rows, oldest first.
   std::vector<Row> roll_back_up_to(int64_t checkpoint);
 
+  /// At the job's end, once no checkpoint completes any more: rolls back,
+  /// on connections of `connect`'s, the transactions prepared for
+  /// checkpoints after `last_completed`, which will never commit, so that
+  /// their locks go now rather than at the next run's recovery. Those of
+  /// completed checkpoints stay for recovery to commit.
+  void release(std::optional<int64_t> last_completed, const SinkConnector& connect);
+
   const std::deque<Transaction>& prepared() const { return prepared_; }
   /// The prepared transactions, as a checkpoint saves them for recover():
   /// checkpoint, gtrid, bqual, connection id, server start.
@@ -87,7 +94,8 @@ class XaCommitter {
  private:
   std::unique_ptr<SinkConnection> idle_connection();
   void commit_elsewhere(SinkConnection& connection, const Transaction& t, bool older = false);
-  void roll_back(SinkConnection& connection, const Xid& xid);
+  // Interruptible by the canceller, unless the job is over anyway.
+  void roll_back(SinkConnection& connection, const Xid& xid, bool interruptible = true);
   void delete_old_markers(SinkConnection& connection);
   [[noreturn]] void fail(const std::string& doing, const MySqlError& e) const;
 

@@ -218,6 +218,7 @@ struct Acks final : CheckpointAcknowledger {
     acks.push_back(std::move(ack));
   }
   void source_ended() override {}
+  std::optional<int64_t> quiesce() override { return std::nullopt; }
 };
 
 struct Recording final : CheckpointHooks {

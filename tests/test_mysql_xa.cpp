@@ -1,6 +1,8 @@
 // Exactly-once into MySQL: XA transactions tied to checkpoints, through crashes.
 #include <catch2/catch.hpp>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <thread>
 #include <utility>
 
@@ -337,4 +339,105 @@ TEST_CASE(
   CHECK(table.rows().size() == 200);
   CHECK(result.metrics.counter("mysql.xa.rolled-back") == 1);
   CHECK(prepared_of(table.connection(), job) == 0);
+}
+
+namespace {
+
+// Emits `rows` rows, then nothing, without end.
+class FewRowsSource final : public Source {
+ public:
+  PollResult poll_next(Collector& out) override {
+    if (next_ == 50) return PollResult::kNothingAvailable;
+    out.emit(Row(RowKind::kInsert, {next_, next_ * 10}));
+    ++next_;
+    return PollResult::kMoreAvailable;
+  }
+
+ private:
+  int64_t next_ = 0;
+};
+
+// Where a sink's snapshot waits until the test or the job's cancellation
+// opens it, then fails or not.
+struct Gate {
+  std::mutex mutex;
+  std::condition_variable opened;
+  bool open = false;
+  bool fail = false;
+  void wait() {
+    std::unique_lock<std::mutex> lock(mutex);
+    opened.wait(lock, [this] { return open; });
+    if (fail) throw DataError("the snapshot is refused");
+  }
+  void release(bool failing) {
+    std::lock_guard<std::mutex> lock(mutex);
+    open = true;
+    fail = failing;
+    opened.notify_all();
+  }
+};
+
+// A sink whose snapshot waits at the gate: no checkpoint completes before.
+class GatedSink final : public Sink {
+ public:
+  explicit GatedSink(std::shared_ptr<Gate> gate) : gate_(std::move(gate)) {}
+  void open(SinkContext& context) override {
+    context.register_cancel_action([gate = gate_] { gate->release(false); });
+  }
+  void write(Row&&) override {}
+  void snapshot_state(int64_t) override { gate_->wait(); }
+
+ private:
+  std::shared_ptr<Gate> gate_;
+};
+
+}  // namespace
+
+TEST_CASE(
+    "exactly-once: a job that fails or is cancelled rolls back what it prepared for an "
+    "unfinished checkpoint",
+    "[mysql][xa]") {
+  const bool failing = GENERATE(false, true);
+  INFO((failing ? "a permanent failure" : "a cancel"));
+  testing::TestTable table("released", "id BIGINT PRIMARY KEY, balance BIGINT");
+  const std::string job = testing::unique_name("xa-release");
+  const testing::PreparedGuard guard(job);
+  const Schema schema = Schema::parse("id BIGINT, balance BIGINT, PRIMARY KEY (id)");
+  MySqlSinkOptions options;
+  options.url = testing::test_mysql_url();
+  options.table = table.name();
+  options.delivery = MySqlSinkOptions::Delivery::kExactlyOnce;
+  auto gate = std::make_shared<Gate>();
+  JobGraph graph(job);
+  Stream rows = graph.source(
+      "rows", {.output = {schema, ChangelogMode::insert_only()},
+               .create = [](const SubtaskInfo&) { return std::make_unique<FewRowsSource>(); }});
+  rows.sink("mysql", mysql_sink(options, schema));
+  rows.sink("gated", {.create = [gate](const SubtaskInfo&) -> std::unique_ptr<Sink> {
+              return std::make_unique<GatedSink>(gate);
+            }});
+  testing::TempDir dir;
+  RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
+  runtime.checkpoint_interval = 100ms;
+  runtime.checkpoint_dir = dir.path();
+  runtime.restart_attempts = 0;
+  Executor executor(runtime);
+  JobResult result;
+  std::thread running([&] { result = executor.run(graph); });
+  // The MySQL sink prepares checkpoint 1's transaction; the checkpoint
+  // waits at the gate.
+  MySqlConnection sql(testing::test_mysql_url());
+  const bool prepared = testing::wait_until([&] { return prepared_of(sql, job) == 1; });
+  if (failing) {
+    gate->release(true);
+  } else {
+    executor.cancel();
+  }
+  running.join();
+  REQUIRE(prepared);
+  CHECK(result.status == (failing ? JobResult::Status::kFailed : JobResult::Status::kCancelled));
+  // Nothing of the job is left holding locks.
+  CHECK(prepared_of(sql, job) == 0);
+  CHECK(result.metrics.counter("mysql.xa.rolled-back") == 1);
+  CHECK(table.rows().empty());
 }

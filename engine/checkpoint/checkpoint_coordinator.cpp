@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/post.hpp>
+#include <future>
 
 #include "sluice/engine/common/fault_point.hpp"
 
@@ -45,13 +46,32 @@ void CheckpointCoordinator::source_ended() {
   });
 }
 
+std::optional<int64_t> CheckpointCoordinator::quiesce() {
+  std::promise<std::optional<int64_t>> done;
+  std::future<std::optional<int64_t>> completed = done.get_future();
+  boost::asio::post(io_, [this, &done] {
+    if (!quiesced_) {
+      quiesced_ = true;
+      trigger_timer_.cancel();
+      timeout_timer_.cancel();
+      if (in_flight_) {
+        spdlog::debug("job {}: checkpoint {} ends unfinished with the job", job_, in_flight_->id);
+        record(*in_flight_, false, 0);
+        in_flight_.reset();
+      }
+    }
+    done.set_value(last_completed_);
+  });
+  return completed.get();
+}
+
 std::vector<CheckpointStats> CheckpointCoordinator::stats() const {
   std::lock_guard<std::mutex> lock(stats_mutex_);
   return stats_;
 }
 
 void CheckpointCoordinator::schedule_next() {
-  if (finished_) return;
+  if (finished_ || quiesced_) return;
   const auto now = Clock::now();
   auto at =
       std::max(last_trigger_ + options_.checkpoint_interval, now + options_.checkpoint_min_pause);
@@ -64,6 +84,7 @@ void CheckpointCoordinator::schedule_next() {
 }
 
 void CheckpointCoordinator::trigger() {
+  if (quiesced_) return;
   InFlight checkpoint;
   checkpoint.id = next_id_++;
   checkpoint.final = sources_ended_ == sources_;
@@ -127,6 +148,7 @@ void CheckpointCoordinator::complete() {
   }
   record(checkpoint, true, metadata.state_bytes());
   const int64_t id = checkpoint.id;
+  last_completed_ = id;
   tell_tasks([id](CheckpointParticipant* task) { task->post_complete(id); });
   if (checkpoint.final) {
     finished_ = true;

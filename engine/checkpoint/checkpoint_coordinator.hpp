@@ -44,6 +44,7 @@ class CheckpointCoordinator final : public CheckpointAcknowledger {
   // Called from task threads.
   void acknowledge(Ack ack) override;
   void source_ended() override;
+  std::optional<int64_t> quiesce() override;
 
   /// How the checkpoints so far went; any thread.
   std::vector<CheckpointStats> stats() const;
@@ -81,6 +82,8 @@ class CheckpointCoordinator final : public CheckpointAcknowledger {
   size_t sources_ended_ = 0;
   int64_t next_id_;
   bool finished_ = false;
+  bool quiesced_ = false;  // the job is ending: nothing completes any more
+  std::optional<int64_t> last_completed_;
   std::optional<InFlight> in_flight_;
   Clock::time_point last_trigger_{};
   boost::asio::steady_timer trigger_timer_;

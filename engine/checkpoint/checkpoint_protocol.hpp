@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "sluice/engine/checkpoint/checkpoint_storage.hpp"
@@ -25,6 +26,10 @@ class CheckpointAcknowledger {
   virtual void acknowledge(CheckpointAck ack) = 0;
   /// A source task's source reached its end.
   virtual void source_ended() = 0;
+  /// The job is ending: no checkpoint completes from now on (one in flight
+  /// never will). Returns, once none is completing, the latest that this
+  /// run completed, if any.
+  virtual std::optional<int64_t> quiesce() = 0;
 };
 
 /// How the coordinator reaches a task. Each call only posts to the task,

@@ -205,6 +205,13 @@ class Sink : public CheckpointHooks {
   }
   /// Called once at end of input: write whatever is still buffered.
   virtual void finish() {}
+  /// Called once the job ended (finished, failed or cancelled) and no
+  /// checkpoint of this run can complete any more, before the sink goes:
+  /// `last_completed` is the latest checkpoint that completed (in this run,
+  /// or the one it resumed from). What the sink holds for a later one will
+  /// never be committed: an exactly-once sink releases it here rather than
+  /// leave it to the next run.
+  virtual void close(std::optional<int64_t> last_completed) { (void)last_completed; }
 };
 
 }  // namespace sluice

@@ -1,5 +1,7 @@
 #include "sluice/engine/runtime/task.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -194,8 +196,22 @@ void Task::run() {
   } catch (const std::exception& e) {
     job_.fail({metrics_.name, subtask_, parallelism_, e.what(), std::current_exception()});
   }
+  close_sink();
   close_chain();
   finished_.store(true, std::memory_order_release);
+}
+
+void Task::close_sink() {
+  if (!sink_ || !sink_opened_) return;
+  std::optional<int64_t> completed;
+  if (checkpointing_.coordinator) completed = checkpointing_.coordinator->quiesce();
+  if (!completed) completed = checkpointing_.restored;
+  try {
+    sink_->close(completed);
+  } catch (const std::exception& e) {
+    // The job has ended already, as it ended: this only reports.
+    spdlog::warn("operator '{}' could not close: {}", chain_.back().name(), e.what());
+  }
 }
 
 void Task::open_chain() {
@@ -263,6 +279,7 @@ void Task::open_chain() {
       if (m.op) m.op->open(*m.context);
       if (m.sink) m.sink->open(*m.context);
     });
+    if (m.sink) sink_opened_ = true;
   }
 }
 

@@ -64,7 +64,7 @@ class Task final : public CheckpointParticipant, private InputEventHandler {
   void post_complete(int64_t id) override;
   void post_aborted(int64_t id) override;
   void post_finish() override;
-  /// Any thread, on cancellation: runs the sink's cancel action, if any.
+  /// Any thread, on cancellation: runs the operators' cancel actions.
   void interrupt();
 
  private:
@@ -72,6 +72,9 @@ class Task final : public CheckpointParticipant, private InputEventHandler {
   struct Member;
 
   void open_chain();
+  /// Once the job ended and no checkpoint completes any more: tells the
+  /// sink which did last (Sink::close).
+  void close_sink();
   void close_chain();
   void run_source();
   void run_inputs();
@@ -109,6 +112,7 @@ class Task final : public CheckpointParticipant, private InputEventHandler {
   InputGate inputs_;
   std::vector<RecordWriter::Output> outputs_;
   std::atomic<bool> finished_{false};
+  bool sink_opened_ = false;  // its open() returned: close() it
 
   // The chain, built on the task's own thread by open_chain(), upstream first.
   std::vector<Member> chain_;
