@@ -22,8 +22,8 @@ const char* status_name(JobResult::Status status) {
   return "?";
 }
 
-// Flink's standard connector metrics (FLIP-33) that operators count under
-// these names; see flink_metric().
+// Flink's standard connector metrics (FLIP-33) and Flink CDC's source
+// metrics, which operators count under these names; see flink_metric().
 struct FlinkMetric {
   const char* name;
   const char* help;
@@ -32,7 +32,15 @@ constexpr FlinkMetric kFlinkMetrics[] = {
     {"numRecordsSend", "Records the sink sent to the external system."},
     {"numBytesSend", "Bytes the sink sent to the external system."},
     {"numRecordsSendErrors", "Records the sink failed to send."},
-    {"currentSendTime", "Milliseconds the sink's last send took."}};
+    {"currentSendTime", "Milliseconds the sink's last send took."},
+    // Flink CDC's source metrics.
+    {"currentFetchEventTimeLag",
+     "Milliseconds between the server writing the last binlog event read and the source reading "
+     "it."},
+    {"currentEmitEventTimeLag",
+     "Milliseconds between the server writing the last change emitted and the source emitting "
+     "it."},
+    {"sourceIdleTime", "Milliseconds since the source last emitted a change."}};
 
 // The operator of counter "<operator>.<metric>" when <metric> is one of
 // Flink's standard ones.

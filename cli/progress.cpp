@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "sluice/cli/metrics_export.hpp"
 #include "sluice/engine/common/text.hpp"
@@ -38,6 +40,27 @@ Totals totals(const JobGraph& graph, const JobMetrics& m) {
   t.tasks = m.tasks.size();
   t.checkpoints = m.checkpoints_completed();
   return t;
+}
+
+// A change-data-capture source's lag (Flink CDC's metrics, in ms): the
+// largest over its subtasks, if the job has one.
+struct Lag {
+  uint64_t fetch = 0, emit = 0, idle = 0;
+};
+std::optional<Lag> source_lag(const JobMetrics& m) {
+  std::optional<Lag> lag;
+  for (const auto& task : m.tasks) {
+    for (const auto& [name, value] : task.counters) {
+      uint64_t Lag::*field = name.ends_with(".currentFetchEventTimeLag")  ? &Lag::fetch
+                             : name.ends_with(".currentEmitEventTimeLag") ? &Lag::emit
+                             : name.ends_with(".sourceIdleTime")          ? &Lag::idle
+                                                                          : nullptr;
+      if (field == nullptr) continue;
+      if (!lag) lag.emplace();
+      (*lag).*field = std::max((*lag).*field, value);
+    }
+  }
+  return lag;
 }
 
 std::string rate(double per_second) {
@@ -90,6 +113,9 @@ void ProgressLine::run() {
                  rate((t.in - std::min(t.in, last.in)) / dt).c_str(),
                  rate((t.out - std::min(t.out, last.out)) / dt).c_str(), t.checkpoints,
                  std::chrono::duration<double>(now - last_flush).count(), 100 * blocked / busy);
+    if (const auto lag = source_lag(executor_.metrics())) {
+      std::fprintf(out_, " | lag %.1f s", static_cast<double>(lag->emit) / 1000);
+    }
     std::fflush(out_);
     last = t;
     last_time = now;
@@ -128,6 +154,14 @@ void print_summary(const JobGraph& graph, const JobResult& result, FILE* out) {
     std::fprintf(out, "flush ticks: %llu fired, %llu coalesced under backpressure\n",
                  static_cast<unsigned long long>(m.ticks_fired),
                  static_cast<unsigned long long>(coalesced));
+  }
+  if (const auto lag = source_lag(m)) {
+    std::fprintf(out,
+                 "binlog lag: the last change went out %llu ms after the server wrote it; the "
+                 "binlog read %llu ms behind; no change for %.1f s\n",
+                 static_cast<unsigned long long>(lag->emit),
+                 static_cast<unsigned long long>(lag->fetch),
+                 static_cast<double>(lag->idle) / 1000);
   }
   if (result.restored_from)
     std::fprintf(out, "resumed from checkpoint %lld\n",

@@ -225,11 +225,14 @@ class MySqlCdcSource final : public Source {
                       ". Use restore=none to start afresh with a snapshot, or another job.name");
   }
 
-  // Binlog lag, as Flink CDC's source reports it, in milliseconds.
+  // Binlog lag, as Flink CDC's source reports it, in milliseconds: when an
+  // event came, how long after the server wrote it; when a change went
+  // out, likewise; how long since one did.
   void report_lag(const BinlogReader& reader, bool emitted) {
     const auto now = std::chrono::system_clock::now();
-    if (reader.last_event_time().time_since_epoch().count() != 0) {
-      fetch_lag_->set(static_cast<uint64_t>(millis_since(reader.last_event_time(), now)));
+    if (reader.last_event_time() != last_fetched_) {
+      last_fetched_ = reader.last_event_time();
+      fetch_lag_->set(static_cast<uint64_t>(millis_since(last_fetched_, now)));
     }
     if (emitted) {
       emit_lag_->set(static_cast<uint64_t>(millis_since(reader.last_change_time(), now)));
@@ -371,6 +374,7 @@ class MySqlCdcSource final : public Source {
   Counter* emit_lag_ = nullptr;
   Counter* idle_time_ = nullptr;
   std::chrono::system_clock::time_point last_emit_{};
+  std::chrono::system_clock::time_point last_fetched_{};
   bool checkpointed_binlog_ = false;  // the last checkpoint was taken in the binlog phase
 };
 

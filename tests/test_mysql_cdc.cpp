@@ -4,6 +4,8 @@
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <thread>
@@ -552,4 +554,27 @@ TEST_CASE("mysql-to-mysql exactly-once resumes from an older checkpoint with res
   CHECK_THAT(ended->output, Catch::Contains("resuming from checkpoint " + std::to_string(oldest)));
   CHECK(equal);
   CHECK(ended->status == 130);
+}
+
+TEST_CASE("mysql-to-mysql reports the binlog's lag as Flink CDC names it", "[mysql][cdc]") {
+  testing::TempDir dir;
+  testing::TestTable source("cdc_source", kOrders);
+  testing::TestTable target("cdc_target", kOrders);
+  fill(source, 10);
+  const std::string metrics = (dir.path() / "metrics.json").string();
+  testing::BackgroundCommand job(cli_command(source, target, dir) + " --metrics-file " + metrics);
+  REQUIRE(testing::wait_until([&] { return target.rows() == source.rows(); }));
+  source.connection().execute("UPDATE " + source.name() + " SET note = 'lag' WHERE id = 1");
+  REQUIRE(testing::wait_until([&] { return target.rows() == source.rows(); }));
+  std::this_thread::sleep_for(1200ms);  // idle since
+  const auto ended = job.signal_and_wait(SIGINT, 30s);
+  REQUIRE(ended);
+  INFO(ended->output);
+  CHECK_THAT(ended->output, Catch::Contains("binlog lag: the last change went out"));
+  std::ifstream in(metrics);
+  const auto json = nlohmann::json::parse(in);
+  const auto& counters = json.at("counters");
+  CHECK(counters.contains("mysql-cdc.currentEmitEventTimeLag"));
+  CHECK(counters.contains("mysql-cdc.currentFetchEventTimeLag"));
+  CHECK(counters.at("mysql-cdc.sourceIdleTime").get<uint64_t>() >= 1000);
 }

@@ -127,8 +127,9 @@ TEST_CASE("the metrics server serves Prometheus text over HTTP on loopback", "[c
   TaskSnapshot task;
   task.name = "gen -> \"sink\"";
   task.operators = {{"gen", 0, 0, 42}, {"sink", 0, 42, 0}};
-  task.counters = {
-      {"sink.flushes.signal", 3}, {"sink.numRecordsSend", 40}, {"sink.currentSendTime", 7}};
+  task.counters = {{"sink.flushes.signal", 3},           {"sink.numRecordsSend", 40},
+                   {"sink.currentSendTime", 7},          {"gen.currentEmitEventTimeLag", 12},
+                   {"gen.currentFetchEventTimeLag", 10}, {"gen.sourceIdleTime", 2500}};
   task.blocked_ns = 1'500'000'000;
   metrics.tasks.push_back(task);
   MetricsServer server(0, [&] { return prometheus_text("demo", metrics); });
@@ -150,6 +151,13 @@ TEST_CASE("the metrics server serves Prometheus text over HTTP on loopback", "[c
       response,
       Catch::Contains("flink_taskmanager_job_task_operator_currentSendTime{job_name=\"demo\","));
   CHECK_THAT(response, !Catch::Contains("name=\"sink.numRecordsSend\""));
+  // Flink CDC's source metrics likewise.
+  for (const char* lag :
+       {"currentEmitEventTimeLag{", "currentFetchEventTimeLag{", "sourceIdleTime{"}) {
+    CHECK_THAT(response, Catch::Contains(std::string("flink_taskmanager_job_task_operator_") + lag +
+                                         "job_name=\"demo\",task_name=\"gen -> \\\"sink\\\"\","
+                                         "operator_name=\"gen\",subtask_index=\"0\"}"));
+  }
   // A second scrape works too.
   CHECK_THAT(http_get(server.port()), Catch::Contains("sluice_checkpoints_total"));
 }
