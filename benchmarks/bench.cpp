@@ -75,6 +75,19 @@ std::string rate_text(double rate) {
 
 }  // namespace
 
+Rss read_rss() {
+  Rss rss;
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) rss.now = std::stoull(line.substr(6)) * 1024;
+    if (line.rfind("VmHWM:", 0) == 0) rss.peak = std::stoull(line.substr(6)) * 1024;
+  }
+  return rss;
+}
+
+// Linux resets the peak when "5" is written to clear_refs.
+void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
 double percentile(std::vector<int64_t>& values, double p) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());

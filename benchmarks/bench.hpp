@@ -55,6 +55,15 @@ struct Benchmark {
 /// The `p` quantile (0 to 1) of `values`, which it sorts; 0 when empty.
 double percentile(std::vector<int64_t>& values, double p);
 
+/// Resident memory of this process and its peak, in bytes, from /proc.
+struct Rss {
+  uint64_t now = 0;
+  uint64_t peak = 0;
+};
+Rss read_rss();
+/// Starts the peak over from the memory resident now.
+void reset_peak_rss();
+
 /// Runs the benchmarks, prints a table, writes JSON if asked. Returns the exit status.
 int run_benchmarks(const BenchOptions& options);
 

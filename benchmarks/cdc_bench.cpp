@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "sluice/benchmarks/bench.hpp"
 #include "sluice/connectors/basic_sinks.hpp"
 #include "sluice/connectors/mysql_cdc_source.hpp"
 #include "sluice/connectors/mysql_connection.hpp"
@@ -179,6 +180,46 @@ BenchSample binlog_into_mysql(uint64_t rows) {
   return {rows, seconds, {}};
 }
 
+// One UPDATE of `rows` rows, from the binlog into MySQL through the engine:
+// how long until the target holds them all, and the process's peak memory
+// meanwhile, which must not grow with the transaction.
+BenchSample huge_transaction(uint64_t rows) {
+  MySqlConnection connection(bench_url());
+  fresh(connection, kSource);
+  fresh(connection, kTarget);
+  insert_orders(connection, 1, rows);
+  const CapturedTable table = capture_table(connection, kSource);
+  const BinlogPosition start = current_binlog_position(connection);
+  connection.execute(std::string("UPDATE ") + kSource + " SET amount = amount + 1");
+  reset_peak_rss();
+  const Rss before = read_rss();
+  JobGraph graph("cdc-bench");
+  add_replication(graph, table, MySqlCdcOptions::Startup::kPosition, start);
+  Executor executor(bench_runtime(std::chrono::milliseconds(20)));
+  const auto began = Clock::now();
+  JobResult result;
+  std::thread job([&] { result = executor.run(graph); });
+  double seconds = 0;
+  const std::string updated = std::string("SELECT COUNT(*) FROM ") + kTarget + " t JOIN " +
+                              kSource + " s USING (id) WHERE t.amount = s.amount";
+  while (seconds_since(began) < 600) {
+    if (std::stoull(connection.query(updated).at(0).at(0).value()) == rows) {
+      seconds = seconds_since(began);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  executor.cancel();
+  job.join();
+  if (seconds == 0)
+    throw std::runtime_error("cdc huge transaction did not arrive: " + result.error);
+  const Rss after = read_rss();
+  return {rows * 2,  // each row's two images
+          seconds,
+          {{"peak RSS, MB", static_cast<double>(after.peak) / 1e6},
+           {"RSS before, MB", static_cast<double>(before.now) / 1e6}}};
+}
+
 int64_t now_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -238,11 +279,13 @@ Benchmark cdc_benchmark() {
       .name = "cdc",
       .description =
           "the mysql-cdc source: snapshot and binlog rows/s into a blackhole and into "
-          "MySQL, next to LOAD DATA of the same rows; commit-to-visible latency",
+          "MySQL, next to LOAD DATA of the same rows; commit-to-visible latency; peak memory "
+          "through a transaction of a million rows",
       .scenarios =
           [](const BenchSettings& settings) {
             const uint64_t rows = settings.quick ? 20'000 : 200'000;
             const uint64_t stamped = settings.quick ? 200 : 1000;
+            const uint64_t huge = settings.quick ? 100'000 : 1'000'000;
             return std::vector<BenchScenario>{
                 {"baseline: LOAD DATA LOCAL INFILE", true, [=] { return load_data(rows); }},
                 {"snapshot into a blackhole", false, [=] { return snapshot(rows, false); }},
@@ -253,6 +296,8 @@ Benchmark cdc_benchmark() {
                  [=] { return binlog_into_mysql(rows); }},
                 {"commit to visible at 500 rows/s (flush interval 20ms)", false,
                  [=] { return commit_to_visible(stamped, 500); }},
+                {"binlog: one UPDATE of " + std::to_string(huge) + " rows into MySQL", false,
+                 [=] { return huge_transaction(huge); }},
             };
           },
       .unavailable = no_server,

@@ -6,30 +6,12 @@
 #include <string>
 #include <thread>
 
+#include "sluice/benchmarks/bench.hpp"
 #include "sluice/connectors/datagen.hpp"
 #include "sluice/engine/runtime/executor.hpp"
 
 namespace sluice {
 namespace {
-
-// Resident memory of this process and its peak, in bytes, from /proc.
-struct Rss {
-  uint64_t now = 0;
-  uint64_t peak = 0;
-};
-
-Rss read_rss() {
-  Rss rss;
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind("VmRSS:", 0) == 0) rss.now = std::stoull(line.substr(6)) * 1024;
-    if (line.rfind("VmHWM:", 0) == 0) rss.peak = std::stoull(line.substr(6)) * 1024;
-  }
-  return rss;
-}
-
-// Linux resets the peak when "5" is written to clear_refs.
-void reset_peak() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
 // A sink that takes one record, then stalls until told to go on.
 class StalledSink final : public Sink {
@@ -44,7 +26,7 @@ class StalledSink final : public Sink {
 };
 
 BenchSample stalled(uint64_t offered, std::chrono::milliseconds stall) {
-  reset_peak();
+  reset_peak_rss();
   const Rss before = read_rss();
   DatagenOptions gen;
   gen.rows = offered;
