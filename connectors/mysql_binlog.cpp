@@ -181,8 +181,7 @@ class BinlogStream {
                const BinlogReaderOptions& options)
       : connection_(
             std::make_unique<MySqlConnection>(url, MySqlSession{.canceller = options.canceller})),
-        position_(from),
-        start_(from) {
+        position_(from) {
     // Events with the server's checksums (the client library strips them),
     // GTID events rather than BEGIN, and a heartbeat while there is nothing
     // to send, so that a read returns.
@@ -281,7 +280,6 @@ class BinlogStream {
   bool checksums_ = true;  // whether events end in a CRC32
   BinlogPosition position_;
   BinlogPosition before_;
-  BinlogPosition start_;
 };
 
 BinlogReader::BinlogReader(const MySqlUrl& url, uint32_t server_id, BinlogResume start,

@@ -295,8 +295,10 @@ class MySqlCdcSource final : public Source {
     for (size_t i = 0; i < changes_.size(); ++i) {
       if (!emitted[i]) continue;
       Row row = changes_[i].row;
-      const bool half = (row.kind == RowKind::kUpdateBefore && !emitted[i + 1]) ||
-                        (row.kind == RowKind::kUpdateAfter && !emitted[i - 1]);
+      // An update's two images are neighbours: read() gives whole events.
+      const bool half =
+          (row.kind == RowKind::kUpdateBefore && (i + 1 == changes_.size() || !emitted[i + 1])) ||
+          (row.kind == RowKind::kUpdateAfter && (i == 0 || !emitted[i - 1]));
       if (half) row.kind = row.kind == RowKind::kUpdateBefore ? RowKind::kDelete : RowKind::kInsert;
       out.emit(row);
     }

@@ -578,3 +578,64 @@ TEST_CASE("mysql-to-mysql reports the binlog's lag as Flink CDC names it", "[mys
   CHECK(counters.contains("mysql-cdc.currentFetchEventTimeLag"));
   CHECK(counters.at("mysql-cdc.sourceIdleTime").get<uint64_t>() >= 1000);
 }
+
+TEST_CASE("mysql-to-mysql writes an XA transaction prepared before its snapshot when it commits",
+          "[mysql][cdc]") {
+  testing::TempDir dir;
+  testing::TestTable source("cdc_source", kOrders);
+  testing::TestTable target("cdc_target", kOrders);
+  fill(source, 10);
+  MySqlConnection xa(testing::test_mysql_url());
+  const std::string xid = xa.quote(testing::unique_name("early"));
+  xa.execute("XA START " + xid);
+  xa.execute("INSERT INTO " + source.name() + " VALUES (11, 1.00, 'prepared early')");
+  xa.execute("UPDATE " + source.name() + " SET note = 'by the early one' WHERE id = 2");
+  xa.execute("XA END " + xid);
+  xa.execute("XA PREPARE " + xid);
+  bool committed = false;
+  struct RollBack {
+    MySqlConnection& sql;
+    std::string xid;
+    bool& committed;
+    ~RollBack() {
+      if (!committed) sql.execute("XA ROLLBACK " + xid);
+    }
+  } guard{xa, xid, committed};
+  // The snapshot cannot see it: it is not committed.
+  testing::BackgroundCommand job(cli_command(source, target, dir));
+  REQUIRE(testing::wait_until([&] { return target.rows().size() == 10; }));
+  xa.execute("XA COMMIT " + xid);
+  committed = true;
+  CHECK(testing::wait_until([&] { return target.rows() == source.rows(); }));
+  CHECK(target.rows().size() == 11);
+  const auto ended = job.signal_and_wait(SIGINT, 30s);
+  REQUIRE(ended);
+  CHECK(ended->status == 130);
+}
+
+TEST_CASE("mysql-to-mysql ends at SIGINT while its server does not answer",
+          "[mysql][cdc][serial]") {
+  testing::TempDir dir;
+  testing::TestTable source("cdc_source", kOrders);
+  testing::TestTable target("cdc_target", kOrders);
+  fill(source, 10);
+  testing::BackgroundCommand job(cli_command(source, target, dir));
+  REQUIRE(testing::wait_until([&] {
+    return job.output().find("snapshot read") != std::string::npos &&
+           target.rows() == source.rows();
+  }));
+  const auto pid = source.connection().query("SELECT @@pid_file").at(0).at(0);
+  const std::string server = testing::run_command("cat " + pid.value_or("")).output;
+  REQUIRE(!server.empty());
+  testing::run_command("kill -STOP " + server);
+  struct Resume {
+    std::string server;
+    ~Resume() { testing::run_command("kill -CONT " + server); }
+  } resume{server};
+  std::this_thread::sleep_for(500ms);
+  // The reader never waits on the server: the job hears the signal at once.
+  const auto ended = job.signal_and_wait(SIGINT, 20s);
+  REQUIRE(ended);
+  INFO(ended->output);
+  CHECK(ended->status == 130);
+}
