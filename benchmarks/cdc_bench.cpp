@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <stdexcept>
 #include <thread>
 
@@ -149,6 +150,26 @@ BenchSample binlog_read(uint64_t rows) {
   return {read, seconds_since(began), {}};
 }
 
+// Runs `graph` (flushing every 20 ms) until `caught_up()`, asked every
+// `every`, holds, then cancels it: the seconds that took. Throws, naming
+// `what`, if it did not within `limit` seconds.
+double run_until(const JobGraph& graph, const std::function<bool()>& caught_up,
+                 std::chrono::milliseconds every, double limit, const std::string& what) {
+  Executor executor(bench_runtime(std::chrono::milliseconds(20)));
+  const auto began = Clock::now();
+  JobResult result;
+  std::thread job([&] { result = executor.run(graph); });
+  double seconds = 0;
+  while (seconds == 0 && seconds_since(began) < limit) {
+    if (caught_up()) seconds = seconds_since(began);
+    std::this_thread::sleep_for(every);
+  }
+  executor.cancel();
+  job.join();
+  if (seconds == 0) throw std::runtime_error(what + " did not catch up: " + result.error);
+  return seconds;
+}
+
 // `rows` inserts from the binlog into MySQL through the engine, until the
 // target holds them all.
 BenchSample binlog_into_mysql(uint64_t rows) {
@@ -160,23 +181,9 @@ BenchSample binlog_into_mysql(uint64_t rows) {
   insert_orders(connection, 1, rows);
   JobGraph graph("cdc-bench");
   add_replication(graph, table, MySqlCdcOptions::Startup::kPosition, start);
-  Executor executor(bench_runtime(std::chrono::milliseconds(20)));
-  const auto began = Clock::now();
-  JobResult result;
-  std::thread job([&] { result = executor.run(graph); });
-  double seconds = 0;
-  while (true) {
-    if (count_rows(connection, kTarget) == rows) {
-      seconds = seconds_since(began);
-      break;
-    }
-    if (seconds_since(began) > 300) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  executor.cancel();
-  job.join();
-  if (seconds == 0)
-    throw std::runtime_error("cdc binlog into MySQL did not catch up: " + result.error);
+  const double seconds = run_until(
+      graph, [&] { return count_rows(connection, kTarget) == rows; }, std::chrono::milliseconds(5),
+      300, "cdc binlog into MySQL");
   return {rows, seconds, {}};
 }
 
@@ -195,24 +202,11 @@ BenchSample huge_transaction(uint64_t rows) {
   const Rss before = read_rss();
   JobGraph graph("cdc-bench");
   add_replication(graph, table, MySqlCdcOptions::Startup::kPosition, start);
-  Executor executor(bench_runtime(std::chrono::milliseconds(20)));
-  const auto began = Clock::now();
-  JobResult result;
-  std::thread job([&] { result = executor.run(graph); });
-  double seconds = 0;
   const std::string updated = std::string("SELECT COUNT(*) FROM ") + kTarget + " t JOIN " +
                               kSource + " s USING (id) WHERE t.amount = s.amount";
-  while (seconds_since(began) < 600) {
-    if (std::stoull(connection.query(updated).at(0).at(0).value()) == rows) {
-      seconds = seconds_since(began);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  executor.cancel();
-  job.join();
-  if (seconds == 0)
-    throw std::runtime_error("cdc huge transaction did not arrive: " + result.error);
+  const double seconds = run_until(
+      graph, [&] { return std::stoull(connection.query(updated).at(0).at(0).value()) == rows; },
+      std::chrono::milliseconds(200), 600, "cdc huge transaction");
   const Rss after = read_rss();
   return {rows * 2,  // each row's two images
           seconds,

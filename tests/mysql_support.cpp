@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <random>
 
+#include "sluice/connectors/mysql_sink.hpp"
 #include "sluice/connectors/mysql_xa.hpp"
 
 namespace sluice::testing {
@@ -70,6 +71,30 @@ TestDatabase::~TestDatabase() {
     MySqlConnection(url_).execute("DROP DATABASE " + quote_identifier(url_.database));
   } catch (const std::exception&) {
   }
+}
+
+Replication::Replication(const MySqlCdcOptions& options, const std::string& target)
+    : graph_(target), executor_([] {
+        RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
+        runtime.flush_interval = std::chrono::milliseconds(20);
+        return runtime;
+      }()) {
+  MySqlSinkOptions sink;
+  sink.url = test_mysql_url();
+  sink.table = target;
+  add_mysql_sink(graph_.source("mysql-cdc", mysql_cdc_source(options, capture_tables(options))),
+                 "mysql", sink);
+  thread_ = std::thread([this] { result_ = executor_.run(graph_); });
+}
+
+Replication::~Replication() {
+  if (thread_.joinable()) stop();
+}
+
+const JobResult& Replication::stop() {
+  executor_.cancel();
+  thread_.join();
+  return result_;
 }
 
 }  // namespace sluice::testing

@@ -3,10 +3,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "sluice/connectors/mysql_cdc_source.hpp"
 #include "sluice/connectors/mysql_connection.hpp"
 #include "sluice/connectors/mysql_url.hpp"
+#include "sluice/engine/runtime/executor.hpp"
 
 namespace sluice::testing {
 
@@ -65,6 +68,25 @@ class TestDatabase {
 
  private:
   MySqlUrl url_;
+};
+
+/// The tables of `options` replicated into table `target` (mysql-cdc into
+/// the MySQL sink, flushing every 20 ms, no checkpoints) by a job running on
+/// a thread of its own until stop(), or until this goes.
+class Replication {
+ public:
+  Replication(const MySqlCdcOptions& options, const std::string& target);
+  ~Replication();
+  Replication(const Replication&) = delete;
+  Replication& operator=(const Replication&) = delete;
+  /// Cancels the job and waits for its end.
+  const JobResult& stop();
+
+ private:
+  JobGraph graph_;
+  Executor executor_;
+  JobResult result_;
+  std::thread thread_;
 };
 
 }  // namespace sluice::testing

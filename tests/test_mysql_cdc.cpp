@@ -57,39 +57,6 @@ void change_randomly(testing::TestTable& table, int n, int keys, std::mt19937& r
   }
 }
 
-// The tables of `options` replicated into `target` by a job running on a
-// thread of its own until stop().
-class Replication {
- public:
-  Replication(const MySqlCdcOptions& options, const testing::TestTable& target)
-      : graph_(target.name()), executor_([] {
-          RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
-          runtime.flush_interval = 20ms;
-          return runtime;
-        }()) {
-    MySqlSinkOptions sink;
-    sink.url = testing::test_mysql_url();
-    sink.table = target.name();
-    add_mysql_sink(graph_.source("mysql-cdc", mysql_cdc_source(options, capture_tables(options))),
-                   "mysql", sink);
-    thread_ = std::thread([this] { result_ = executor_.run(graph_); });
-  }
-  ~Replication() {
-    if (thread_.joinable()) stop();
-  }
-  const JobResult& stop() {
-    executor_.cancel();
-    thread_.join();
-    return result_;
-  }
-
- private:
-  JobGraph graph_;
-  Executor executor_;
-  JobResult result_;
-  std::thread thread_;
-};
-
 std::string cli_command(const testing::TestTable& source, const testing::TestTable& target,
                         const testing::TempDir& dir) {
   return std::string(SLUICE_CLI) +
@@ -115,7 +82,7 @@ TEST_CASE("mysql-cdc: a snapshot taken during writes and the binlog after it mee
   options.url = testing::test_mysql_url();
   options.tables = {source.name()};
   options.chunk_rows = 20;  // 150 queries: writes land while it reads
-  Replication replication(options, target);
+  testing::Replication replication(options, target.name());
   change_randomly(source, 600, 3000, random);
   const bool equal = testing::wait_until([&] { return target.rows() == source.rows(); });
   const JobResult& result = replication.stop();
@@ -250,7 +217,7 @@ TEST_CASE("mysql-cdc reads several tables of one schema into one stream", "[mysq
   options.url = testing::test_mysql_url();
   options.tables = {east.name(), west.name()};
   options.chunk_rows = 100;
-  Replication replication(options, target);
+  testing::Replication replication(options, target.name());
   east.connection().execute("UPDATE " + east.name() + " SET note = 'moved' WHERE id <= 10");
   west.connection().execute("DELETE FROM " + west.name() + " WHERE id > 1200");
   const auto both = [&] {

@@ -154,41 +154,6 @@ std::string checksum(MySqlConnection& sql, const std::string& table) {
   return sql.query("CHECKSUM TABLE " + table).at(0).at(1).value_or("NULL");
 }
 
-// The tables of `options` replicated into `target` on a thread of its own
-// until it goes.
-class Replication {
- public:
-  Replication(const MySqlCdcOptions& options, const std::string& target)
-      : graph_(target), executor_([] {
-          RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
-          runtime.flush_interval = 20ms;
-          return runtime;
-        }()) {
-    MySqlSinkOptions sink;
-    sink.url = testing::test_mysql_url();
-    sink.table = target;
-    add_mysql_sink(graph_.source("mysql-cdc", mysql_cdc_source(options, capture_tables(options))),
-                   "mysql", sink);
-    thread_ = std::thread([this] { result_ = executor_.run(graph_); });
-  }
-  ~Replication() {
-    executor_.cancel();
-    thread_.join();
-  }
-  const JobResult& stop() {
-    executor_.cancel();
-    thread_.join();
-    thread_ = std::thread([] {});
-    return result_;
-  }
-
- private:
-  JobGraph graph_;
-  Executor executor_;
-  JobResult result_;
-  std::thread thread_;
-};
-
 }  // namespace
 
 TEST_CASE("mysql-cdc copies a column of every type exactly, from the snapshot and the binlog",
@@ -224,7 +189,7 @@ TEST_CASE("mysql-cdc copies a column of every type exactly, from the snapshot an
   MySqlCdcOptions options;
   options.url = testing::test_mysql_url();
   options.tables = {source.name()};
-  Replication replication(options, copy);
+  testing::Replication replication(options, copy);
   const auto same = [&] { return checksum(sql, copy) == checksum(sql, source.name()); };
   CHECK(testing::wait_until(same, 30s));
   for (const std::string& update : kEveryTypeUpdates) {
@@ -332,7 +297,7 @@ TEST_CASE("mysql-cdc reads every key type's snapshot in exact chunks, and its ke
     ~Drop() { sql.execute("DROP TABLE IF EXISTS " + table); }
   } drop{sql, copy};
   options.startup = MySqlCdcOptions::Startup::kInitial;
-  Replication replication(options, copy);
+  testing::Replication replication(options, copy);
   const auto same = [&] {
     return checksum(sql, copy) == checksum(sql, t) &&
            sql.query("SELECT COUNT(*) FROM " + copy) == sql.query("SELECT COUNT(*) FROM " + t);
