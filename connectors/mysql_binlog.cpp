@@ -13,6 +13,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <regex>
+#include <set>
 
 #include "sluice/connectors/mysql_binlog_rows.hpp"
 #include "sluice/engine/common/error.hpp"
@@ -172,13 +173,13 @@ CapturedTable capture_table(MySqlConnection& connection, const std::string& tabl
 }
 
 // One connection reading the binlog's events from a position, as replica
-// `server_id`: it waits for what the server writes next, with a heartbeat
-// meanwhile; with server id 0 the server sends what the binlog holds and
-// ends, without disturbing the replica of any other id.
+// `server_id` (the server refuses a second connection of one id): it waits
+// for what the server writes next, with a heartbeat meanwhile; or, when
+// `to_the_end`, the server sends what the binlog holds and ends.
 class BinlogStream {
  public:
   BinlogStream(const MySqlUrl& url, uint32_t server_id, const BinlogPosition& from,
-               const BinlogReaderOptions& options)
+               const BinlogReaderOptions& options, bool to_the_end = false)
       : connection_(
             std::make_unique<MySqlConnection>(url, MySqlSession{.canceller = options.canceller})),
         position_(from) {
@@ -196,7 +197,7 @@ class BinlogStream {
     mariadb_rpl_optionsv(rpl_, MARIADB_RPL_FILENAME, from.file.c_str(), from.file.size());
     mariadb_rpl_optionsv(rpl_, MARIADB_RPL_START, static_cast<unsigned long>(from.offset));
     mariadb_rpl_optionsv(rpl_, MARIADB_RPL_SERVER_ID, server_id);
-    if (server_id == 0) {
+    if (to_the_end) {
       mariadb_rpl_optionsv(rpl_, MARIADB_RPL_FLAGS,
                            static_cast<unsigned>(MARIADB_RPL_BINLOG_DUMP_NON_BLOCK));
     }
@@ -210,8 +211,8 @@ class BinlogStream {
   BinlogStream(const BinlogStream&) = delete;
   BinlogStream& operator=(const BinlogStream&) = delete;
 
-  /// The next event, valid until the next call; null when a stream of
-  /// server id 0 came to the binlog's end.
+  /// The next event, valid until the next call; null when a stream read
+  /// to the end came to it.
   st_mariadb_rpl_event* next() {
     connection_->call_starting();
     // The event it returned last is reused, or freed when none comes.
@@ -285,6 +286,7 @@ class BinlogStream {
 BinlogReader::BinlogReader(const MySqlUrl& url, uint32_t server_id, BinlogResume start,
                            std::vector<CapturedTable> tables, BinlogReaderOptions options)
     : url_(url),
+      server_id_(server_id),
       tables_(std::move(tables)),
       options_(options),
       start_(start.position),
@@ -302,11 +304,16 @@ BinlogReader::BinlogReader(const MySqlUrl& url, uint32_t server_id, BinlogResume
     }
   }
   for (PreparedXa& xa : start.prepared) prepared_[xa.xid] = std::move(xa);
-  main_ = std::make_unique<BinlogStream>(url_, server_id, start_, options_);
+  main_ = std::make_unique<BinlogStream>(url_, server_id_, start_, options_);
   last_arrival_ = std::chrono::steady_clock::now();
 }
 
 BinlogReader::~BinlogReader() = default;
+
+uint32_t BinlogReader::side_server_id() const {
+  // Another id than the main stream's, one no replica has (ids are small).
+  return server_id_ ^ 0x80000000U;
+}
 
 bool BinlogReader::stopped() const { return stop_at_ && !group_ && !side_ && read_ >= *stop_at_; }
 
@@ -478,32 +485,42 @@ void BinlogReader::complete_xa(const std::string& statement, const BinlogPositio
     return;
   }
   // Its changes come out now, read from where it was prepared.
-  side_ = std::make_unique<BinlogStream>(url_, 0, prepare->start, options_);
+  side_ = std::make_unique<BinlogStream>(url_, side_server_id(), prepare->start, options_, true);
   side_end_ = end;
 }
 
 std::optional<PreparedXa> BinlogReader::look_back_for(const std::string& xid) {
-  std::vector<std::string> files;
-  {
+  // The files before start_ are read once, newest first, as far back as a
+  // commit asks: every XA PREPARE in them that no XA COMMIT or ROLLBACK
+  // before start_ ended is kept, for the commits after start_ to find.
+  if (!looking_back_) {
     MySqlConnection sql(url_, MySqlSession{.canceller = options_.canceller});
+    std::vector<std::string> files;
     for (const auto& row : sql.query("SHOW BINARY LOGS")) files.push_back(row.at(0).value_or(""));
+    const auto last = std::find(files.begin(), files.end(), start_.file);
+    looking_back_.emplace();
+    if (last != files.end()) looking_back_->unread.assign(files.begin(), last + 1);
   }
-  const auto last = std::find(files.begin(), files.end(), start_.file);
-  if (last == files.end()) return std::nullopt;
-  spdlog::info("binlog: XA transaction {} was prepared before {}: looking for its XA PREPARE", xid,
-               start_.to_string());
-  // The latest file first: a prepare there is the one its commit completes.
-  for (auto file = std::make_reverse_iterator(last + 1); file != files.rend(); ++file) {
-    BinlogStream stream(url_, 0, {*file, 4}, options_);
-    std::optional<PreparedXa> found, reading;
+  LookBack& back = *looking_back_;
+  while (!back.found.count(xid) && !back.ended.count(xid) && !back.unread.empty()) {
+    const std::string file = back.unread.back();
+    back.unread.pop_back();
+    spdlog::info("binlog: XA transaction {} was prepared before {}: reading {} for its XA PREPARE",
+                 xid, start_.to_string(), file);
+    BinlogStream stream(url_, side_server_id(), {file, 4}, options_, true);
+    std::map<std::string, PreparedXa> prepared;  // in this file, not ended in it
+    std::set<std::string> ended;                 // prepares this file ended
+    std::optional<PreparedXa> reading;
     while (st_mariadb_rpl_event* event = stream.next()) {
-      if (stream.event_start().file != *file || stream.event_start() >= start_) break;
+      if (stream.event_start().file != file || stream.event_start() >= start_) break;
       if (event->event_type == GTID_EVENT) {
         reading.reset();
         const auto& gtid = event->event.gtid;
-        if (xid_of(gtid) != xid) continue;
-        if (gtid.flags & FL_PREPARED_XA) reading = PreparedXa{xid, stream.event_start(), false};
-        if (gtid.flags & FL_COMPLETED_XA) found.reset();  // that prepare ended before the start
+        if (gtid.flags & FL_PREPARED_XA) reading = PreparedXa{xid_of(gtid), stream.event_start()};
+        if (gtid.flags & FL_COMPLETED_XA) {
+          prepared.erase(xid_of(gtid));
+          ended.insert(xid_of(gtid));
+        }
       } else if (event->event_type == TABLE_MAP_EVENT && reading) {
         const auto& map = event->event.table_map;
         for (const CapturedTable& table : tables_) {
@@ -512,12 +529,23 @@ std::optional<PreparedXa> BinlogReader::look_back_for(const std::string& xid) {
           }
         }
       } else if (event->event_type == XA_PREPARE_LOG_EVENT && reading) {
-        found = std::exchange(reading, std::nullopt);
+        PreparedXa xa = *std::exchange(reading, std::nullopt);
+        ended.erase(xa.xid);
+        prepared[xa.xid] = std::move(xa);
       }
     }
-    if (found) return found;
+    // What a newer file decided stands: its prepare is the later one, its
+    // end ended every earlier prepare.
+    for (auto& [id, xa] : prepared) {
+      if (!back.ended.count(id)) back.found.try_emplace(id, std::move(xa));
+    }
+    for (const std::string& id : ended) {
+      if (!back.found.count(id)) back.ended.insert(id);
+    }
   }
-  return std::nullopt;
+  const auto found = back.found.find(xid);
+  if (found == back.found.end()) return std::nullopt;
+  return found->second;
 }
 
 void BinlogReader::read_rows(BinlogStream& stream, st_mariadb_rpl_event& event,

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -98,8 +99,9 @@ struct BinlogReaderOptions {
 /// made to captured tables, in commit order, as they are read: memory does
 /// not grow with a transaction's size. An XA transaction's changes come out
 /// when it commits (none at XA ROLLBACK), read again from where it was
-/// prepared: also when that was before the reader's start, which a search
-/// back through the binlog finds. Other tables' rows are skipped without
+/// prepared, on a second connection as replica `server_id` ^ 2^31: also
+/// when that was before the reader's start, which a search back through the
+/// binlog finds. Other tables' rows are skipped without
 /// being decoded. DDL on a captured table fails, with its statement: schema
 /// changes are not followed; but a nullable column added at the end is
 /// read past, the table's changes keeping the columns it had.
@@ -157,7 +159,11 @@ class BinlogReader {
   // The prepare of XA transaction `xid` before start_, if the binlog has it.
   std::optional<PreparedXa> look_back_for(const std::string& xid);
 
+  // The id of the streams that read a prepare again, or back before start_.
+  uint32_t side_server_id() const;
+
   MySqlUrl url_;
+  uint32_t server_id_;
   std::vector<CapturedTable> tables_;
   std::vector<std::vector<BinlogDecoding>> decodings_;  // per table, per column
   BinlogReaderOptions options_;
@@ -171,6 +177,13 @@ class BinlogReader {
   BinlogPosition read_;         // where the last whole group ended
   std::optional<Group> group_;  // between its GTID and its end
   std::map<std::string, PreparedXa> prepared_;  // by XID
+  // What look_back_for() read of the binlog before start_ so far.
+  struct LookBack {
+    std::vector<std::string> unread;          // files not read yet, the newest last
+    std::map<std::string, PreparedXa> found;  // prepares no end followed before start_
+    std::set<std::string> ended;              // XIDs ended before start_, earlier prepares too
+  };
+  std::optional<LookBack> looking_back_;
   std::optional<BinlogPosition> stop_at_;
   bool idle_ = false;
   // A server silent for longer, heartbeats and all, is taken for lost.

@@ -13,6 +13,7 @@
 #include "sluice/connectors/basic_sinks.hpp"
 #include "sluice/connectors/mysql_cdc_source.hpp"
 #include "sluice/connectors/mysql_sink.hpp"
+#include "sluice/engine/checkpoint/checkpoint_storage.hpp"
 #include "sluice/engine/runtime/executor.hpp"
 #include "sluice/tests/mysql_support.hpp"
 #include "sluice/tests/support.hpp"
@@ -349,10 +350,13 @@ TEST_CASE("mysql-cdc refuses a checkpoint taken of other tables, naming both", "
   testing::TestTable target("cdc_target", kOrders);
   fill(first, 10);
   testing::BackgroundCommand job(cli_command(first, target, dir));
+  // Copied, and a checkpoint taken after: of the binlog, where it is now.
   REQUIRE(testing::wait_until([&] { return target.rows() == first.rows(); }));
+  const CheckpointStorage checkpoints(dir.path(), target.name());
+  const std::optional<int64_t> copied = checkpoints.latest();
+  REQUIRE(testing::wait_until([&] { return checkpoints.latest() > copied; }));
   const auto ended = job.signal_and_wait(SIGINT, 30s);
   REQUIRE(ended);
-  REQUIRE(checkpoints_completed(ended->output) > 0);
 
   // The same job name and checkpoints, another table.
   testing::BackgroundCommand other(cli_command(second, target, dir));
@@ -500,18 +504,14 @@ TEST_CASE("mysql-to-mysql exactly-once resumes from an older checkpoint with res
     REQUIRE(testing::wait_until([&] { return target.rows() == source.rows(); }));
     change_randomly(source, 100, 300, random);
     REQUIRE(testing::wait_until([&] { return target.rows() == source.rows(); }));
+    const CheckpointStorage checkpoints(dir.path(), target.name());
+    REQUIRE(testing::wait_until([&] { return checkpoints.completed().size() >= 3; }));
     REQUIRE(job.signal_and_wait(SIGINT, 30s));
   }
   // The oldest checkpoint kept: later ones completed after it.
-  std::vector<int64_t> kept;
-  for (const auto& entry : std::filesystem::directory_iterator(dir.path() / target.name())) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("chk-", 0) == 0 && std::filesystem::exists(entry.path() / "_metadata")) {
-      kept.push_back(std::stoll(name.substr(4)));
-    }
-  }
-  REQUIRE(kept.size() >= 2);
-  const int64_t oldest = *std::min_element(kept.begin(), kept.end());
+  const std::vector<int64_t> kept = CheckpointStorage(dir.path(), target.name()).completed();
+  REQUIRE(kept.size() >= 3);
+  const int64_t oldest = kept.front();
   change_randomly(source, 100, 300, random);
   testing::BackgroundCommand again(command + " --set restore=" + std::to_string(oldest));
   const bool equal = testing::wait_until([&] { return target.rows() == source.rows(); });
@@ -573,10 +573,12 @@ TEST_CASE("mysql-to-mysql writes an XA transaction prepared before its snapshot 
   REQUIRE(testing::wait_until([&] { return target.rows().size() == 10; }));
   xa.execute("XA COMMIT " + xid);
   committed = true;
-  CHECK(testing::wait_until([&] { return target.rows() == source.rows(); }));
-  CHECK(target.rows().size() == 11);
+  const bool equal = testing::wait_until([&] { return target.rows() == source.rows(); });
   const auto ended = job.signal_and_wait(SIGINT, 30s);
   REQUIRE(ended);
+  INFO(ended->output);
+  CHECK(equal);
+  CHECK(target.rows().size() == 11);
   CHECK(ended->status == 130);
 }
 
