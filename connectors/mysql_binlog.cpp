@@ -96,10 +96,25 @@ BinlogPosition rotation_of(const st_mariadb_rpl_event& event, bool checksums) {
   return {std::string(reinterpret_cast<const char*>(at + kHeader + kPosition), name), position};
 }
 
-// An XA transaction's id as a GTID event names it.
-std::string xid_of(const st_mariadb_rpl_gtid_event& gtid) {
-  return std::to_string(gtid.format_id) + ":" + std::to_string(gtid.gtrid_len) + ":" +
-         std::to_string(gtid.bqual_len) + ":" + text_of(gtid.xid);
+// The id of the XA transaction a GTID event begins ("formatID:gtrid
+// length:bqual length:data"), from the event's bytes: Connector/C 3.3
+// skips it when the event also carries a group commit id, as it does when
+// the server commits several transactions at once. The event: a 19-byte
+// header, sequence number (8), domain (4), flags (1), a commit id (8) if
+// FL_GROUP_COMMIT_ID, then formatID (4), the lengths (1 each) and the data.
+std::string xid_of(const st_mariadb_rpl_event& event) {
+  constexpr size_t kHeader = 19;
+  const uint8_t* at = event.raw_data + event.raw_data_ofs;
+  const size_t size = event.raw_data_size - event.raw_data_ofs;
+  size_t xid = kHeader + 13 + ((event.event.gtid.flags & FL_GROUP_COMMIT_ID) ? 8 : 0);
+  if (size < xid + 6) throw Error("a binlog GTID event is corrupt");
+  uint32_t format = 0;
+  for (size_t i = 0; i < 4; ++i) format |= uint32_t{at[xid + i]} << (8 * i);
+  const size_t gtrid = at[xid + 4], bqual = at[xid + 5];
+  xid += 6;
+  if (size < xid + gtrid + bqual) throw Error("a binlog GTID event is corrupt");
+  return std::to_string(format) + ":" + std::to_string(gtrid) + ":" + std::to_string(bqual) + ":" +
+         std::string(reinterpret_cast<const char*>(at + xid), gtrid + bqual);
 }
 
 // The number at the end of a binlog file's name, and the name before it.
@@ -397,7 +412,7 @@ void BinlogReader::handle(BinlogStream& stream, st_mariadb_rpl_event& event,
   if (side) {
     // The prepare of the committed XA transaction: its rows (above), ended
     // by XA PREPARE, and then the commit's group ends too.
-    if (event.event_type == GTID_EVENT && xid_of(event.event.gtid) != group_->xid) {
+    if (event.event_type == GTID_EVENT && xid_of(event) != group_->xid) {
       throw Error("the binlog holds no XA PREPARE of " + group_->xid + " at " +
                   stream.event_start().to_string());
     }
@@ -416,7 +431,7 @@ void BinlogReader::handle(BinlogStream& stream, st_mariadb_rpl_event& event,
                      .completion = (gtid.flags & FL_COMPLETED_XA) != 0,
                      // One statement, no COMMIT: DDL.
                      .ddl = (gtid.flags & (FL_DDL | FL_STANDALONE)) != 0};
-      if (group_->prepare || group_->completion) group_->xid = xid_of(gtid);
+      if (group_->prepare || group_->completion) group_->xid = xid_of(event);
       return;
     }
     case QUERY_EVENT:
@@ -516,10 +531,10 @@ std::optional<PreparedXa> BinlogReader::look_back_for(const std::string& xid) {
       if (event->event_type == GTID_EVENT) {
         reading.reset();
         const auto& gtid = event->event.gtid;
-        if (gtid.flags & FL_PREPARED_XA) reading = PreparedXa{xid_of(gtid), stream.event_start()};
+        if (gtid.flags & FL_PREPARED_XA) reading = PreparedXa{xid_of(*event), stream.event_start()};
         if (gtid.flags & FL_COMPLETED_XA) {
-          prepared.erase(xid_of(gtid));
-          ended.insert(xid_of(gtid));
+          prepared.erase(xid_of(*event));
+          ended.insert(xid_of(*event));
         }
       } else if (event->event_type == TABLE_MAP_EVENT && reading) {
         const auto& map = event->event.table_map;

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -331,4 +332,33 @@ TEST_CASE("a server whose binlog is not in ROW format is refused, saying so",
   } restore{sql};
   CHECK_THROWS_WITH(current_binlog_position(sql),
                     Catch::Contains("binlog_format is MIXED") && Catch::Contains("ROW"));
+}
+
+TEST_CASE("XA transactions the server commits together, in one group, all come out",
+          "[mysql][cdc]") {
+  testing::TestTable table("cdc_group", "id BIGINT PRIMARY KEY");
+  MySqlConnection& sql = table.connection();
+  const CapturedTable captured = capture_table(sql, table.name());
+  BinlogReader reader = reader_at({current_binlog_position(sql)}, captured);
+  // Connections committing at once: the server writes their commits as one
+  // group, and their GTID events carry the group's commit id.
+  constexpr int kThreads = 8, kEach = 40;
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kThreads; ++w) {
+    writers.emplace_back([&, w] {
+      MySqlConnection c(testing::test_mysql_url());
+      for (int i = 0; i < kEach; ++i) {
+        const std::string xid = c.quote(testing::unique_name("group"));
+        c.execute("XA START " + xid);
+        c.execute("INSERT INTO " + table.name() + " VALUES (" + std::to_string(w * 1000 + i) + ")");
+        c.execute("XA END " + xid);
+        c.execute("XA PREPARE " + xid);
+        c.execute("XA COMMIT " + xid);
+      }
+    });
+  }
+  for (std::thread& writer : writers) writer.join();
+  const std::vector<std::string> changes = read_changes(reader, kThreads * kEach);
+  CHECK(changes.size() == static_cast<size_t>(kThreads * kEach));
+  CHECK(std::set<std::string>(changes.begin(), changes.end()).size() == changes.size());
 }
