@@ -55,7 +55,7 @@ uint32_t next_code_point(std::string_view text, size_t& at) {
 }  // namespace
 
 KeyImage collation_image(MySqlConnection& connection, const std::string& charset,
-                         const std::string& collation) {
+                         const std::string& collation, uint32_t prefix) {
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<const Weights>> loaded;
   std::shared_ptr<const Weights> weights;
@@ -65,7 +65,12 @@ KeyImage collation_image(MySqlConnection& connection, const std::string& charset
     if (!cached) cached = load(connection, charset, collation);
     weights = cached;
   }
-  return [weights](std::string_view value) {
+  return [weights, prefix](std::string_view value) {
+    if (prefix > 0) {
+      size_t at = 0;
+      for (uint32_t n = 0; n < prefix && at < value.size(); ++n) next_code_point(value, at);
+      value = value.substr(0, at);
+    }
     if (weights->pad_space) {
       while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
     }

@@ -14,8 +14,9 @@ namespace sluice {
 /// equal images, so that a sink's input partitioned by it sends them to one
 /// subtask. The weights of the characters below U+20000 come from the
 /// server, once per collation in a process; those above, ideographs all,
-/// are taken as themselves.
+/// are taken as themselves. With a `prefix`, only the first `prefix`
+/// characters count, as in an index on a prefix of the column.
 KeyImage collation_image(MySqlConnection& connection, const std::string& charset,
-                         const std::string& collation);
+                         const std::string& collation, uint32_t prefix = 0);
 
 }  // namespace sluice

@@ -166,6 +166,13 @@ std::vector<std::string> TableColumn::members() const {
   return out;
 }
 
+const TableColumn* TableInfo::column(std::string_view name) const {
+  for (const TableColumn& c : columns) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
 Schema TableInfo::schema() const {
   std::vector<Column> out;
   for (const auto& c : columns) out.push_back({c.name, type_of(c)});
@@ -342,18 +349,19 @@ std::optional<TableInfo> MySqlConnection::find_table(const std::string& table) {
                             .octet_length = std::stoull(row[5].value_or("0"))});
   }
   if (info.columns.empty()) return std::nullopt;
-  std::map<std::string, std::vector<std::string>> unique;
-  for (const auto& row : query("SELECT INDEX_NAME, COLUMN_NAME FROM information_schema.STATISTICS "
-                               "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = " + quote(table) +
-                               " AND NON_UNIQUE = 0 ORDER BY INDEX_NAME, SEQ_IN_INDEX")) {
-    unique[*row[0]].push_back(*row[1]);
+  std::map<std::string, TableIndex> unique;
+  for (const auto& row :
+       query("SELECT INDEX_NAME, COLUMN_NAME, SUB_PART FROM information_schema.STATISTICS "
+             "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = " +
+             quote(table) + " AND NON_UNIQUE = 0 ORDER BY INDEX_NAME, SEQ_IN_INDEX")) {
+    TableIndex& index = unique[*row[0]];
+    index.name = *row[0];
+    index.columns.push_back(*row[1]);
+    index.prefixes.push_back(static_cast<uint32_t>(std::stoul(row[2].value_or("0"))));
   }
-  for (auto& [index, columns] : unique) {
-    if (index == "PRIMARY") {
-      info.primary_key = columns;
-    } else {
-      info.unique_keys.push_back(columns);
-    }
+  for (auto& [name, index] : unique) {
+    if (name == "PRIMARY") info.primary_key = index.columns;
+    info.unique_keys.push_back(std::move(index));
   }
   return info;
 }

@@ -60,12 +60,23 @@ struct TableColumn {
   std::vector<std::string> members() const;
 };
 
+/// A unique index of a table.
+struct TableIndex {
+  std::string name;
+  std::vector<std::string> columns;
+  /// Per column, how much of its values the index takes: characters (bytes
+  /// of a binary column), 0 = all.
+  std::vector<uint32_t> prefixes;
+};
+
 /// What a sink needs to know of its target table.
 struct TableInfo {
   std::vector<TableColumn> columns;
   std::vector<std::string> primary_key;
-  std::vector<std::vector<std::string>> unique_keys;
+  std::vector<TableIndex> unique_keys;  ///< every unique index, PRIMARY too
 
+  /// The column named `name`, or null.
+  const TableColumn* column(std::string_view name) const;
   /// The table's columns as a Schema with its primary key.
   Schema schema() const;
 };

@@ -42,6 +42,40 @@ bool keeps_order(const Schema& schema, const std::vector<size_t>& key) {
                      [&](size_t k) { return !is_exact_key_column(schema.column(k).type); });
 }
 
+// Whether the table compares `column`'s values as text, by a collation.
+bool holds_text(const TableColumn& column) {
+  return !column.charset.empty() && column.charset != "binary";
+}
+
+// The table's unique keys (its primary key too) besides the sink's `key`
+// whose every column the input fills: the order of different keys' writes
+// matters to them. (The others' values change only as the table's defaults
+// make them.)
+std::vector<TableIndex> other_unique_keys(const TableInfo& table, const Schema& input,
+                                          const std::vector<std::string>& key) {
+  const std::set<std::string> own(key.begin(), key.end());
+  std::vector<TableIndex> keys;
+  for (const TableIndex& index : table.unique_keys) {
+    const bool filled =
+        std::all_of(index.columns.begin(), index.columns.end(),
+                    [&](const std::string& c) { return input.index_of(c).has_value(); });
+    if (filled && std::set<std::string>(index.columns.begin(), index.columns.end()) != own) {
+      keys.push_back(index);
+    }
+  }
+  return keys;
+}
+
+std::string describe_keys(const std::vector<TableIndex>& keys) {
+  std::string out;
+  for (const TableIndex& index : keys) {
+    out += (out.empty() ? "" : ", ") +
+           std::string(index.name == "PRIMARY" ? "PRIMARY KEY" : "UNIQUE KEY " + index.name) +
+           " (" + join(index.columns) + ")";
+  }
+  return out;
+}
+
 // Whether `e` is a row lock the transaction could not get.
 bool is_lock_conflict(const MySqlError& e) {
   return e.code() == ER_LOCK_WAIT_TIMEOUT || e.code() == ER_LOCK_DEADLOCK;
@@ -94,7 +128,8 @@ class MySqlSink final : public Sink {
                                   .transactions = &context.counter("transactions"),
                                   .records_send = &context.counter("numRecordsSend"),
                                   .bytes_send = &context.counter("numBytesSend"),
-                                  .records_send_errors = &context.counter("numRecordsSendErrors")});
+                                  .records_send_errors = &context.counter("numRecordsSendErrors"),
+                                  .displaced = &context.counter("displaced")});
     writer_->set_position_names(
         [&context](int64_t position) { return context.describe_position(position); });
     // Fail before any record if the table does not fit.
@@ -111,7 +146,13 @@ class MySqlSink final : public Sink {
                           ";");
       }
       check_table(*table);
-      writer_->fit_keys_to(*table, input_);
+      std::vector<TableIndex> others;
+      if (mode_ == MySqlSinkOptions::Mode::kUpsert) {
+        others = other_unique_keys(*table, input_, key_names_);
+        unique_ = buffer_keys(others, *table, *connection_, context.subtask().parallelism);
+        changes_ = UpsertBuffer(input_, key_, keep_order_, unique_);
+      }
+      writer_->fit_to(*table, input_, others);
       writer_->set_max_allowed_packet(connection_->max_allowed_packet());
     });
     if (!exactly_once_) return;
@@ -237,7 +278,7 @@ class MySqlSink final : public Sink {
       appended_ = std::move(again);
       return;
     }
-    UpsertBuffer rebuilt(input_, key_, keep_order_);
+    UpsertBuffer rebuilt(input_, key_, keep_order_, unique_);
     for (const Row& row : rows) rebuilt.add(row);
     for (const Row& row : changes_.changes()) rebuilt.add(row);
     changes_ = std::move(rebuilt);
@@ -342,6 +383,37 @@ class MySqlSink final : public Sink {
     return keys;
   }
 
+  // The table's other unique keys, as the buffer orders writes by them.
+  std::vector<UpsertBuffer::UniqueKey> buffer_keys(const std::vector<TableIndex>& others,
+                                                   const TableInfo& table,
+                                                   SinkConnection& connection,
+                                                   int parallelism) const {
+    if (!others.empty() && parallelism > 1) {
+      throw ConfigError("table '" + options_.table + "' has " + describe_keys(others) +
+                        " besides the sink's key (" + join(key_names_) +
+                        "): one subtask must write its changes, in order; set sink.parallelism=1");
+    }
+    std::vector<UpsertBuffer::UniqueKey> keys;
+    for (const TableIndex& index : others) {
+      UpsertBuffer::UniqueKey& key = keys.emplace_back();
+      for (size_t i = 0; i < index.columns.size(); ++i) {
+        const size_t at = input_.require(index.columns[i]);
+        const TableColumn* column = table.column(index.columns[i]);
+        const TypeId type = input_.column(at).type.id;
+        const uint32_t prefix = index.prefixes[i];
+        KeyImage image;
+        if (type == TypeId::kString && column != nullptr && holds_text(*column)) {
+          image = connection.text_image(*column, prefix);
+        } else if (prefix > 0 && (type == TypeId::kString || type == TypeId::kBytes)) {
+          image = [prefix](std::string_view value) { return std::string(value.substr(0, prefix)); };
+        }
+        key.columns.push_back(at);
+        key.images.push_back(std::move(image));
+      }
+    }
+    return keys;
+  }
+
   void check_table(const TableInfo& table) const {
     std::vector<std::string> table_columns;
     for (const auto& c : table.columns) table_columns.push_back(c.name);
@@ -353,12 +425,10 @@ class MySqlSink final : public Sink {
     }
     if (mode_ != MySqlSinkOptions::Mode::kUpsert) return;
     const std::set<std::string> wanted(key_names_.begin(), key_names_.end());
-    std::vector<std::vector<std::string>> keys = table.unique_keys;
-    if (!table.primary_key.empty()) keys.insert(keys.begin(), table.primary_key);
     std::string described;
-    for (const auto& k : keys) {
-      if (std::set<std::string>(k.begin(), k.end()) == wanted) return;
-      described += (described.empty() ? "" : ", ") + std::string("(") + join(k) + ")";
+    for (const TableIndex& k : table.unique_keys) {
+      if (std::set<std::string>(k.columns.begin(), k.columns.end()) == wanted) return;
+      described += (described.empty() ? "" : ", ") + std::string("(") + join(k.columns) + ")";
     }
     throw ConfigError("table '" + options_.table + "' has no PRIMARY KEY or UNIQUE KEY on exactly (" +
                       join(key_names_) + "); its keys: " + (described.empty() ? "none" : described));
@@ -372,6 +442,7 @@ class MySqlSink final : public Sink {
   const std::vector<size_t> key_;
   const bool keep_order_;     // see keeps_order()
   const std::string target_;  // "table 't' at mysql://…", for messages
+  std::vector<UpsertBuffer::UniqueKey> unique_;  // the table's other unique keys
 
   UpsertBuffer changes_;    // upsert mode
   Batch appended_{input_};  // append mode
@@ -473,12 +544,10 @@ std::vector<KeyImage> key_images(const MySqlSinkOptions& options, const Schema& 
   if (!table) return {};  // the sink says so when it opens
   std::vector<KeyImage> images;
   for (const std::string& name : key) {
-    const auto column = std::find_if(table->columns.begin(), table->columns.end(),
-                                     [&](const TableColumn& c) { return c.name == name; });
-    const bool text =
-        column != table->columns.end() && !column->charset.empty() && column->charset != "binary";
-    images.push_back(text ? collation_image(connection, column->charset, column->collation)
-                          : KeyImage());
+    const TableColumn* column = table->column(name);
+    images.push_back(column != nullptr && holds_text(*column)
+                         ? collation_image(connection, column->charset, column->collation)
+                         : KeyImage());
   }
   return images;
 }
@@ -515,8 +584,32 @@ SinkDef mysql_sink(const MySqlSinkOptions& options, const Schema& input) {
 namespace sluice {
 
 SinkHandle add_mysql_sink(Stream input, const std::string& name, const MySqlSinkOptions& options) {
-  SinkHandle sink = input.sink(name, mysql_sink(options, input.type().schema));
-  sink.parallelism(options.parallelism);
+  const Schema& schema = input.type().schema;
+  MySqlSinkOptions effective = options;
+  if (options.parallelism > 1 && !options.connect) {
+    // Writes to a table with another unique key must keep their order.
+    // (A server not reachable now is the open's to report.)
+    const std::vector<std::string> key =
+        options.key.empty() ? schema.primary_key_names() : options.key;
+    std::vector<TableIndex> others;
+    try {
+      MySqlConnection connection(options.url);
+      const std::optional<TableInfo> table = connection.find_table(options.table);
+      if (table && mode_of(options, key) == MySqlSinkOptions::Mode::kUpsert) {
+        others = other_unique_keys(*table, schema, key);
+      }
+    } catch (const MySqlError&) {
+    }
+    if (!others.empty()) {
+      spdlog::warn(
+          "mysql sink: table '{}' has {} besides the sink's key ({}): one subtask writes "
+          "it, in order (not {})",
+          options.table, describe_keys(others), join(key), options.parallelism);
+      effective.parallelism = 1;
+    }
+  }
+  SinkHandle sink = input.sink(name, mysql_sink(effective, schema));
+  sink.parallelism(effective.parallelism);
   return sink;
 }
 

@@ -1,6 +1,7 @@
 #include "sluice/connectors/mysql_sink_connection.hpp"
 
 #include "sluice/connectors/mysql_bulk_statement.hpp"
+#include "sluice/connectors/mysql_collation.hpp"
 
 namespace sluice {
 namespace {
@@ -19,6 +20,10 @@ MySqlSinkConnection::MySqlSinkConnection(const MySqlUrl& url, const MySqlSession
 
 // Out of line: BulkStatement is complete here.
 MySqlSinkConnection::~MySqlSinkConnection() = default;
+
+KeyImage MySqlSinkConnection::text_image(const TableColumn& column, uint32_t prefix) {
+  return collation_image(connection_, column.charset, column.collation, prefix);
+}
 
 uint64_t MySqlSinkConnection::execute_bulk(const BulkSql& statement, const Batch& batch,
                                            std::span<const uint32_t> rows) {

@@ -13,6 +13,7 @@
 #include "sluice/connectors/mysql_connection.hpp"
 #include "sluice/connectors/mysql_xa.hpp"
 #include "sluice/engine/data/batch.hpp"
+#include "sluice/engine/graph/job_graph.hpp"
 
 namespace sluice {
 
@@ -49,6 +50,10 @@ class SinkConnection {
   /// The table, or nullopt when the database has no such table.
   virtual std::optional<TableInfo> find_table(const std::string& table) = 0;
   virtual uint64_t max_allowed_packet() = 0;
+  /// What text `column` holds is equal by in the table (its collation's
+  /// image, see collation_image()), of its first `prefix` characters (0:
+  /// all); null: by its bytes.
+  virtual KeyImage text_image(const TableColumn& column, uint32_t prefix) = 0;
 
   /// `XA <command> <xid>`: START, END, PREPARE, COMMIT or ROLLBACK.
   virtual void xa(std::string_view command, const Xid& xid) = 0;
@@ -87,6 +92,7 @@ class MySqlSinkConnection final : public SinkConnection {
     return connection_.find_table(table);
   }
   uint64_t max_allowed_packet() override { return connection_.max_allowed_packet(); }
+  KeyImage text_image(const TableColumn& column, uint32_t prefix) override;
   void xa(std::string_view command, const Xid& xid) override;
   std::vector<Xid> xa_recover() override { return sluice::xa_recover(connection_); }
   void create_marker_table() override;

@@ -23,6 +23,17 @@ std::string join(const std::vector<std::string>& names, const char* separator = 
   return out;
 }
 
+// "`c`=?", as `table` compares its column `c` with a value of `c`'s input
+// type: a BIT with BYTES as the number they make.
+std::string equals_parameter(const TableInfo& table, const Column& c) {
+  const TableColumn* target = table.column(c.name);
+  if (target != nullptr && target->column_type.rfind("bit", 0) == 0 &&
+      c.type.id == TypeId::kBytes) {
+    return quote_identifier(c.name) + "=CAST(CONV(HEX(?), 16, 10) AS UNSIGNED)";
+  }
+  return quote_identifier(c.name) + "=?";
+}
+
 }  // namespace
 
 MySqlError StatementWriter::with_rejected_row(const MySqlError& e, const Batch& batch,
@@ -57,8 +68,7 @@ bool is_exact_key_column(const DataType& type) {
 StatementWriter::StatementWriter(const std::string& table, const Schema& input,
                                  const std::vector<size_t>& key, bool upsert, int subtask,
                                  Counters counters)
-    : subtask_(subtask), key_(key), counters_(counters) {
-  const std::string target = quote_identifier(table);
+    : target_(quote_identifier(table)), subtask_(subtask), key_(key), counters_(counters) {
   std::vector<std::string> columns, params, updates;
   for (size_t i = 0; i < input.size(); ++i) {
     const Column& c = input.column(i);
@@ -80,41 +90,60 @@ StatementWriter::StatementWriter(const std::string& table, const Schema& input,
     const std::string first = quote_identifier(input.column(key.front()).name);
     updates.push_back(first + "=" + first);
   }
-  upsert_.sql = "INSERT INTO " + target + " (" + join(columns) + ") VALUES (" + join(params) + ")";
+  upsert_.sql = "INSERT INTO " + target_ + " (" + join(columns) + ") VALUES (" + join(params) + ")";
   if (!upsert) return;
   upsert_.sql += " ON DUPLICATE KEY UPDATE " + join(updates);
   for (size_t k : key) {
-    delete_conditions_.push_back(quote_identifier(input.column(k).name) + "=?");
     delete_.columns.push_back(k);
     delete_.types.push_back(input.column(k).type);
   }
-  delete_.sql = "DELETE FROM " + target + " WHERE " + join(delete_conditions_, " AND ");
+  fit_to(TableInfo{}, input, {});
 }
 
-void StatementWriter::fit_keys_to(const TableInfo& table, const Schema& input) {
-  for (size_t i = 0; i < delete_.columns.size(); ++i) {
-    const Column& c = input.column(delete_.columns[i]);
-    const auto target = std::find_if(table.columns.begin(), table.columns.end(),
-                                     [&](const TableColumn& t) { return t.name == c.name; });
-    // A BIT compares with the number its bytes make, not with them.
-    if (target != table.columns.end() && target->column_type.rfind("bit", 0) == 0 &&
-        c.type.id == TypeId::kBytes) {
-      delete_conditions_[i] = quote_identifier(c.name) + "=CAST(CONV(HEX(?), 16, 10) AS UNSIGNED)";
+void StatementWriter::fit_to(const TableInfo& table, const Schema& input,
+                             const std::vector<TableIndex>& unique) {
+  std::vector<std::string> key_conditions;
+  for (size_t k : key_) key_conditions.push_back(equals_parameter(table, input.column(k)));
+  const std::string by_key = join(key_conditions, " AND ");
+  delete_.sql = "DELETE FROM " + target_ + " WHERE " + by_key;
+  displace_.clear();
+  for (const TableIndex& index : unique) {
+    // A prefix would compare by LEFT(), which no index serves: such a key
+    // is left to the order of the changes alone.
+    if (std::any_of(index.prefixes.begin(), index.prefixes.end(),
+                    [](uint32_t prefix) { return prefix > 0; })) {
+      continue;
     }
+    BulkSql& displace = displace_.emplace_back();
+    std::vector<std::string> conditions;
+    for (const std::string& name : index.columns) {
+      const size_t at = input.require(name);
+      conditions.push_back(equals_parameter(table, input.column(at)));
+      displace.columns.push_back(at);
+      displace.types.push_back(input.column(at).type);
+    }
+    displace.columns.insert(displace.columns.end(), delete_.columns.begin(), delete_.columns.end());
+    displace.types.insert(displace.types.end(), delete_.types.begin(), delete_.types.end());
+    displace.sql = "DELETE FROM " + target_ + " WHERE " + join(conditions, " AND ") + " AND NOT (" +
+                   by_key + ")";
   }
-  delete_.sql = delete_.sql.substr(0, delete_.sql.find(" WHERE ")) + " WHERE " +
-                join(delete_conditions_, " AND ");
 }
 
 void StatementWriter::write(SinkConnection& connection, const Batch& rows,
                             const std::vector<UpsertBuffer::Run>& runs) {
   for (const UpsertBuffer::Run& run : runs) {
+    if (!run.deletes) {
+      for (const BulkSql& displace : displace_) {
+        const uint64_t displaced = execute_chunked(connection, displace, rows, run.rows);
+        counters_.rows_affected->add(displaced);
+        if (counters_.displaced != nullptr) counters_.displaced->add(displaced);
+      }
+    }
     counters_.rows_affected->add(
         execute_chunked(connection, run.deletes ? delete_ : upsert_, rows, run.rows));
     (run.deletes ? counters_.deletes : counters_.upserts)->add(run.rows.size());
   }
 }
-
 void StatementWriter::append(SinkConnection& connection, const Batch& rows) {
   std::vector<uint32_t> all(rows.size());
   std::iota(all.begin(), all.end(), 0);

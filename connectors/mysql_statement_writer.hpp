@@ -60,6 +60,12 @@ bool is_exact_key_column(const DataType& type);
 /// (`INSERT … ON DUPLICATE KEY UPDATE`) and deletes by key, or plain INSERTs
 /// in append mode, in statements of at most 2000 rows and half the server's
 /// max_allowed_packet (a larger statement drops the connection).
+///
+/// With another unique key on the table, an upsert first deletes the rows
+/// that hold its values of that key under another key of the sink's. Changes
+/// in order never meet such a row (UpsertBuffer orders them so); changes
+/// replayed onto a table that is ahead of them do: the row's own later
+/// change writes it again, as a replica in idempotent mode would.
 class StatementWriter {
  public:
   struct Counters {
@@ -74,6 +80,7 @@ class StatementWriter {
     Counter* records_send = nullptr;
     Counter* bytes_send = nullptr;
     Counter* records_send_errors = nullptr;
+    Counter* displaced = nullptr;  ///< rows deleted for holding an upsert's unique value
   };
 
   /// `key`: the key columns' indexes in `input`; upsert or append mode;
@@ -81,9 +88,10 @@ class StatementWriter {
   StatementWriter(const std::string& table, const Schema& input, const std::vector<size_t>& key,
                   bool upsert, int subtask, Counters counters);
 
-  /// Compares the key with `table`'s key columns as their types take it
-  /// (BYTES with a BIT column as a number).
-  void fit_keys_to(const TableInfo& table, const Schema& input);
+  /// Compares the key, and the values of `unique` keys (the table's others,
+  /// see above), with `table`'s columns as their types take them (BYTES with
+  /// a BIT column as a number).
+  void fit_to(const TableInfo& table, const Schema& input, const std::vector<TableIndex>& unique);
   /// Sizes statements for a server with this max_allowed_packet.
   void set_max_allowed_packet(uint64_t bytes) { packet_budget_ = bytes / 2; }
   /// How a row's input position is named when the server refuses the row
@@ -122,12 +130,13 @@ class StatementWriter {
 
   BulkSql upsert_;
   BulkSql delete_;
-  std::vector<std::string> delete_conditions_;  // "`k`=?", one per key column
+  std::vector<BulkSql> displace_;  // per other unique key, see the class
   // `e` of a statement of rows `rows` of `batch`, naming the change the
   // server refused when it says which.
   MySqlError with_rejected_row(const MySqlError& e, const Batch& batch,
                                std::span<const uint32_t> rows) const;
 
+  std::string target_;  // the table, quoted
   int subtask_;
   std::vector<size_t> key_;
   Counters counters_;

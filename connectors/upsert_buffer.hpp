@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <span>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "sluice/engine/data/batch.hpp"
 #include "sluice/engine/data/row.hpp"
+#include "sluice/engine/graph/job_graph.hpp"
 
 namespace sluice {
 
@@ -24,19 +26,45 @@ namespace sluice {
 /// a case-insensitive or PAD SPACE collation ('abc', 'ABC', 'abc '). With
 /// `keep_order`, runs() keeps the order of the keys' last changes, so such
 /// keys are never reordered against each other; without it (numeric keys)
-/// all upserts go before all deletes, in the fewest statements. When the
+/// all deletes go before all upserts, in the fewest statements. When the
 /// writer's upsert sets the whole row image, key spelling included, the
 /// table then ends as the changes applied one by one would leave it: of the
 /// keys it takes for one, the last change decides, and it comes last.
+///
+/// A table's other unique keys (UNIQUE (email) beside PRIMARY KEY (id))
+/// make the order of different keys' writes matter: an upsert whose email a
+/// row still holds, because that row's own change is written after it,
+/// would update that row instead (INSERT … ON DUPLICATE KEY UPDATE), or
+/// fail. Given such keys, the buffer tracks what the table holds for each
+/// buffered key (the before image of the key's first change: a -U or -D;
+/// nothing after a +I or the +U of a key-changing update; unknown after a
+/// lone +U) and cuts its changes into generations, written one after the
+/// other, deletes first in each: a change starts a new generation when its
+/// upsert could meet a row still to be written in the current one (its
+/// unique value is another upserted key's before image there, or another
+/// key's image there is unknown), or when it upserts a key deleted in the
+/// current generation. Within a generation, then, no upsert meets a row
+/// other than its own: the rows that held its values are deleted before it
+/// or already rewritten. Without such keys there is one generation.
 ///
 /// The changes are copied into the buffer's own batch of columns: no heap
 /// object per change; a key changed again takes a new row there, and what
 /// a flush wrote is dropped by clear().
 class UpsertBuffer {
  public:
+  /// A unique key of the table besides the buffer's key: its columns'
+  /// indexes, and for each what the table compares its values by (a
+  /// collation's image of its text, cut to an index prefix, say), or null
+  /// to compare the bytes.
+  struct UniqueKey {
+    std::vector<size_t> columns;
+    std::vector<KeyImage> images;
+  };
+
   /// `schema`: the changes' columns (it must outlive the buffer); `key`: the
-  /// indexes of the key columns.
-  UpsertBuffer(const Schema& schema, std::vector<size_t> key, bool keep_order);
+  /// indexes of the key columns; `unique`: the table's other unique keys.
+  UpsertBuffer(const Schema& schema, std::vector<size_t> key, bool keep_order,
+               std::vector<UniqueKey> unique = {});
   // Moving keeps the entries where they are; a copy would not.
   UpsertBuffer(UpsertBuffer&&) = default;
   UpsertBuffer& operator=(UpsertBuffer&&) = default;
@@ -58,50 +86,87 @@ class UpsertBuffer {
   };
   /// Keys as encode_key() gives them.
   using KeySet = std::unordered_set<std::string>;
-  /// What to write now, as runs. A held -U stays held (a flush must not
-  /// fall between it and its +U) unless `resolve_held` (a barrier, the end),
-  /// which makes it a delete. Keys in `hold_back` stay buffered, too: only
-  /// without keep_order, where other keys' changes may pass them. The row
-  /// numbers stay valid until clear().
+  /// What to write now, as runs, to be written in their order. A held -U
+  /// stays held (a flush must not fall between it and its +U) unless
+  /// `resolve_held` (a barrier, the end), which makes it a delete. Keys in
+  /// `hold_back` stay buffered, too, and with them every later generation:
+  /// only without keep_order, where other keys' changes may pass them. The
+  /// row numbers stay valid until clear().
   std::vector<Run> runs(bool resolve_held, const KeySet* hold_back = nullptr);
   /// The rows runs() numbers.
   const Batch& rows() const { return store_; }
   /// Forgets what runs() returned, once written; what it held stays.
   void clear();
-  /// Like clear(), but hands over the rows, in the order runs() gave them
-  /// up to the order of unrelated keys.
+  /// Like clear(), but hands over what was written, as changes() would.
   std::vector<Row> take();
 
-  /// Distinct keys buffered, a held -U not counted.
+  /// Distinct keys buffered (in each generation), a held -U not counted.
   size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty() && !held_; }
-  /// Every buffered change in the order of arrival, a held -U last: what a
-  /// checkpoint saves, and add() takes back after a restore.
+  /// The buffered changes as a changelog that add() takes back to the same
+  /// writes, a held -U last: what a checkpoint saves, and what a restore
+  /// buffers again. Each key's last change, in the order runs() writes
+  /// them; given other unique keys, preceded by the before image it
+  /// replaces, as a -U.
   std::vector<Row> changes() const;
 
  private:
+  // What the table holds for an entry's key until the entry is written.
+  enum class Before : uint8_t {
+    kNothing,  // no row: the key's first change was a +I, or a key change's +U
+    kImage,    // the row of Entry::before
+    kUnknown,  // some row, or none: the first change was a lone +U
+  };
   struct Entry {
-    uint32_t row = 0;  // in store_
+    std::string key;      // encode_key()
+    uint32_t row = 0;     // its last change, in store_
+    uint32_t before = 0;  // with Before::kImage, in store_
+    Before holds = Before::kUnknown;
     bool deleted = false;
-    bool in_run = false;    // returned by the last runs()
+    bool in_run = false;  // returned by the last runs()
+    uint32_t generation = 0;
     uint64_t sequence = 0;  // of its last change
   };
   // Buffers store_'s rows from `first` on.
   void add_stored_from(uint32_t first);
   void add_stored(uint32_t row);
-  void put(std::string key, uint32_t row, bool deleted);
+  void put(std::string key, uint32_t row, bool deleted, Before holds, uint32_t before);
+  // Whether the change `row` (to `entry`, its key's entry in the current
+  // generation, or null) must go into a new generation.
+  bool must_cut(const Entry* entry, uint32_t row, bool deleted);
+  // Starts a new generation.
+  void cut();
+  // Notes what `entry`, of the current generation, holds in the table.
+  void index_before(uint32_t entry);
+  // The value of unique key `k` in `row`, as the table compares it; null
+  // if a column of it is NULL (NULLs never collide).
+  std::optional<std::string> unique_value(uint32_t row, size_t k);
+  // Rebuilds the indexes of entries_ after entries left it.
+  void reindex();
   // Drops the rows no entry refers to.
   void compact();
+  // The entries in writing order: generation by generation; in each,
+  // deletes then upserts (or, with keep_order, by their last change).
   std::vector<const Entry*> in_order() const;
+  // The entries as changes() gives them.
+  std::vector<Row> changes_of(const std::vector<const Entry*>& entries) const;
 
   Batch store_;
   std::vector<size_t> key_;
   bool keep_order_;
-  std::unordered_map<std::string, Entry> entries_;
-  // The entries in the order their keys first came: without keep_order,
-  // runs() writes them so, with no sort (an ever-growing key then goes to
-  // the end of the table's B-tree, row after row).
-  std::vector<Entry*> arrival_;
+  std::vector<UniqueKey> unique_;
+  // In the order their keys first came in each generation: without
+  // keep_order, runs() writes them so, with no sort (an ever-growing key
+  // then goes to the end of the table's B-tree, row after row). A deque:
+  // latest_ points into it.
+  std::deque<Entry> entries_;
+  std::unordered_map<std::string_view, uint32_t> latest_;  // key: its latest entry
+  // The current generation's entries by the unique values their before
+  // images hold (each prefixed by the unique key's number), and those whose
+  // before image is unknown.
+  std::unordered_multimap<std::string, uint32_t> befores_;
+  std::vector<uint32_t> unknown_;
+  uint32_t generation_ = 0;
   std::optional<uint32_t> held_;  // a -U waiting for the next change
   std::string held_key_;
   uint64_t sequence_ = 0;

@@ -47,6 +47,7 @@ class FakeConnection final : public SinkConnection {
     return server_.table_info;
   }
   uint64_t max_allowed_packet() override { return server_.max_allowed_packet; }
+  KeyImage text_image(const TableColumn&, uint32_t) override { return {}; }
 
   void xa(std::string_view command, const Xid& xid) override {
     call("XA " + std::string(command) + " " + xid.to_string());

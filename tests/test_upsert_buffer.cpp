@@ -1,8 +1,11 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cctype>
+#include <random>
 
 #include "sluice/connectors/upsert_buffer.hpp"
 #include "sluice/engine/data/value_codec.hpp"
+#include "sluice/tests/unique_changes.hpp"
 
 using namespace sluice;
 
@@ -47,9 +50,9 @@ TEST_CASE("the buffer keeps the last change of each key", "[buffer]") {
   buffer.add(change(RowKind::kDelete, 3));
   buffer.add(change(RowKind::kInsert, 3, 31));
   const auto runs = buffer.runs(false);
-  // Numeric keys: all upserts, then all deletes, two statements at most.
-  CHECK(describe(buffer, runs) == "+2 +3 | -1");
-  CHECK(runs[0].rows.size() == 2);
+  // Numeric keys: all deletes, then all upserts, two statements at most.
+  CHECK(describe(buffer, runs) == "-1 | +2 +3");
+  CHECK(runs[1].rows.size() == 2);
   CHECK(buffer.size() == 3);
 }
 
@@ -60,7 +63,7 @@ TEST_CASE("an update is one upsert; an update that changed the key deletes the o
   buffer.add(change(RowKind::kUpdateAfter, 1, 11));
   buffer.add(change(RowKind::kUpdateBefore, 2, 20));
   buffer.add(change(RowKind::kUpdateAfter, 7, 20));
-  CHECK(describe(buffer, buffer.runs(false)) == "+1 +7 | -2");
+  CHECK(describe(buffer, buffer.runs(false)) == "-2 | +1 +7");
 }
 
 TEST_CASE("no flush falls between a -U and the +U after it", "[buffer]") {
@@ -114,9 +117,175 @@ TEST_CASE("keys held back stay buffered, the others are written", "[buffer]") {
   buffer.add(change(RowKind::kDelete, 2));
   buffer.add(change(RowKind::kInsert, 3, 30));
   const UpsertBuffer::KeySet locked{encode_key(change(RowKind::kInsert, 3), {0})};
-  CHECK(describe(buffer, buffer.runs(false, &locked)) == "+1 | -2");
+  CHECK(describe(buffer, buffer.runs(false, &locked)) == "-2 | +1");
   const std::vector<Row> taken = buffer.take();
   CHECK(taken.size() == 2);
   CHECK(buffer.size() == 1);
   CHECK(describe(buffer, buffer.runs(false)) == "+3");
+}
+
+namespace {
+
+using testing::UniqueEmailChanges;
+
+// Applies the runs the buffer gives to `target`, checking that no upsert
+// meets another row's email (it would update that row instead, or fail).
+void write(const UniqueEmailChanges& changes, UpsertBuffer& buffer,
+           const std::vector<UpsertBuffer::Run>& runs, UniqueEmailChanges::Table& target) {
+  for (const auto& run : runs) {
+    for (uint32_t r : run.rows) {
+      const Row row = buffer.rows().row(r);
+      const std::string id = row.fields[0].to_string();
+      if (run.deletes) {
+        target.erase(id);
+        continue;
+      }
+      const UniqueEmailChanges::Person person{row.fields[1].as<std::string>(),
+                                              row.fields[2].as<int64_t>()};
+      INFO("upsert of " << id << " " << person.email);
+      REQUIRE(changes.free(target, person.email, id));
+      target[id] = person;
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("with another unique key, every flush leaves the table as its changes applied in order",
+          "[buffer]") {
+  UniqueEmailChanges::Options options;
+  options.case_insensitive = GENERATE(false, true);
+  options.text_keys = GENERATE(false, true);
+  options.lone_updates = GENERATE(false, true);
+  INFO("case-insensitive " << options.case_insensitive << ", text keys " << options.text_keys
+                           << ", lone +U " << options.lone_updates);
+  options.emails = options.case_insensitive
+                       ? std::vector<std::string>{"a", "A", "b", "B", "c", "C", "d"}
+                       : std::vector<std::string>{"a", "b", "c", "d", "e"};
+  const Schema schema = UniqueEmailChanges::schema(options.text_keys);
+  UpsertBuffer::UniqueKey email{{1}, {}};
+  if (options.case_insensitive) {
+    email.images.push_back([](std::string_view v) {
+      std::string out(v);
+      for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return out;
+    });
+  }
+  const auto fresh = [&] { return UpsertBuffer(schema, {0}, options.text_keys, {email}); };
+
+  for (uint64_t seed = 1; seed <= 2000; ++seed) {
+    INFO("seed " << seed);
+    UniqueEmailChanges changes(options, seed);
+    std::mt19937_64 random(seed);
+    const auto pick = [&](size_t n) { return static_cast<size_t>(random() % n); };
+    UniqueEmailChanges::Table target;
+    UpsertBuffer buffer = fresh();
+    for (int step = 0; step < 60; ++step) {
+      for (const Row& change : changes.next()) buffer.add(change);
+      switch (pick(6)) {
+        case 0: {  // a flush, at a barrier or not
+          write(changes, buffer, buffer.runs(pick(3) == 0), target);
+          buffer.clear();
+          break;
+        }
+        case 1: {  // a flush into a transaction, some keys locked
+          // (With keep_order the sink writes nothing while keys are locked.)
+          UpsertBuffer::KeySet locked;
+          for (int i = 0; i < options.keys && !options.text_keys; ++i) {
+            if (pick(5) == 0) locked.insert(encode_key(Row(RowKind::kInsert, {i}), {0}));
+          }
+          UniqueEmailChanges::Table written = target;
+          write(changes, buffer, buffer.runs(false, options.text_keys ? nullptr : &locked),
+                written);
+          std::vector<Row> taken = buffer.take();
+          if (pick(2) == 0) {
+            target = std::move(written);  // committed
+          } else {
+            // Rolled back: its changes go in again ahead of the buffer's.
+            UpsertBuffer again = fresh();
+            for (const Row& row : taken) again.add(row);
+            for (const Row& row : buffer.changes()) again.add(row);
+            buffer = std::move(again);
+          }
+          break;
+        }
+        case 2: {  // a checkpoint's state restored into a new buffer
+          UpsertBuffer restored = fresh();
+          for (const Row& row : buffer.changes()) restored.add(row);
+          buffer = std::move(restored);
+          break;
+        }
+        default:
+          break;
+      }
+    }
+    write(changes, buffer, buffer.runs(true), target);
+    buffer.clear();
+    REQUIRE(buffer.empty());
+    CHECK(target == changes.table());
+  }
+}
+
+TEST_CASE("another unique key orders the writes, and only when a change needs it", "[buffer]") {
+  const auto person = [](RowKind kind, int64_t id, const char* email) {
+    return Row(kind, {id, email, int64_t{0}});
+  };
+  // The runs in their order, keys in the order written.
+  const auto written = [](const UpsertBuffer& buffer, const std::vector<UpsertBuffer::Run>& runs) {
+    std::string out;
+    for (const auto& run : runs) {
+      if (!out.empty()) out += " |";
+      for (uint32_t row : run.rows) {
+        out += run.deletes ? " -" : " +";
+        out += buffer.rows().column(0).value(row).to_string();
+      }
+    }
+    return out;
+  };
+  const Schema people = UniqueEmailChanges::schema(false);
+  UpsertBuffer buffer(people, {0}, false, {{{1}, {}}});
+  SECTION("a key change that keeps the email deletes the old key first") {
+    buffer.add(person(RowKind::kUpdateBefore, 1, "a"));
+    buffer.add(person(RowKind::kUpdateAfter, 5, "a"));
+    buffer.add(person(RowKind::kDelete, 2, "b"));
+    buffer.add(person(RowKind::kInsert, 6, "b"));
+    CHECK(written(buffer, buffer.runs(false)) == " -1 -2 | +5 +6");
+  }
+  SECTION("two rows swapping their emails through a third: one generation per step") {
+    buffer.add(person(RowKind::kUpdateBefore, 1, "a"));
+    buffer.add(person(RowKind::kUpdateAfter, 1, "parked"));
+    buffer.add(person(RowKind::kUpdateBefore, 2, "b"));
+    buffer.add(person(RowKind::kUpdateAfter, 2, "a"));
+    buffer.add(person(RowKind::kUpdateBefore, 1, "parked"));
+    buffer.add(person(RowKind::kUpdateAfter, 1, "b"));
+    // Upserts of one statement go in order: 1 parked, 2 takes a, 1 takes b.
+    CHECK(written(buffer, buffer.runs(false)) == " +1 +2 +1");
+  }
+  SECTION("changes that meet no other row's email stay in two runs") {
+    for (int64_t id = 0; id < 50; ++id) {
+      std::string from = std::to_string(id), to = from;
+      from.insert(from.begin(), 'x');
+      to.insert(to.begin(), 'y');
+      buffer.add(person(RowKind::kUpdateBefore, id, from.c_str()));
+      buffer.add(person(RowKind::kUpdateAfter, id, to.c_str()));
+      if (id % 7 == 0) buffer.add(person(RowKind::kDelete, id + 100, "z"));
+    }
+    const auto runs = buffer.runs(false);
+    REQUIRE(runs.size() == 2);
+    CHECK(runs[0].rows.size() == 8);
+    CHECK(runs[1].rows.size() == 50);
+  }
+  SECTION("NULL emails never meet") {
+    buffer.add(Row(RowKind::kUpdateBefore, {int64_t{1}, Value(), int64_t{0}}));
+    buffer.add(Row(RowKind::kUpdateAfter, {int64_t{1}, "a", int64_t{0}}));
+    buffer.add(Row(RowKind::kInsert, {int64_t{2}, Value(), int64_t{0}}));
+    CHECK(written(buffer, buffer.runs(false)) == " +1 +2");
+  }
+  SECTION("a lone +U could hold any email: the next key's upsert waits for it") {
+    buffer.add(person(RowKind::kUpdateAfter, 1, "b"));
+    buffer.add(person(RowKind::kInsert, 2, "a"));
+    buffer.add(person(RowKind::kDelete, 3, "c"));
+    const auto runs = buffer.runs(false);
+    CHECK(written(buffer, runs) == " +1 | -3 | +2");
+  }
 }
