@@ -12,10 +12,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
-#include <regex>
 #include <set>
 
 #include "sluice/connectors/mysql_binlog_rows.hpp"
+#include "sluice/connectors/mysql_ddl.hpp"
 #include "sluice/engine/common/error.hpp"
 
 namespace sluice {
@@ -25,34 +25,6 @@ std::string lower(std::string_view text) {
   std::string out(text);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
-}
-
-// Whether DDL `statement` only adds one nullable column at the end of a
-// table: ALTER TABLE t ADD [COLUMN] name type, with no NOT NULL, FIRST or
-// AFTER, and nothing else.
-bool adds_nullable_column_at_end(const std::string& statement) {
-  static const std::regex add(R"(^\s*alter\s+table\s+\S+\s+add\s+(column\s+)?[^,;]+$)",
-                              std::regex::icase);
-  static const std::regex excluded(
-      R"(\bnot\s+null\b|\bfirst\b|\bafter\b|\bprimary\b|\bunique\b|)"
-      R"(\badd\s+(index|key|constraint|foreign|fulltext|spatial|partition|check|period|system)\b)",
-      std::regex::icase);
-  return std::regex_search(statement, add) && !std::regex_search(statement, excluded);
-}
-
-// Whether SQL `statement` names `table` as a word (backquoted or not).
-bool mentions(const std::string& statement, const std::string& table) {
-  const std::string text = lower(statement);
-  const std::string name = lower(table);
-  const auto word = [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$';
-  };
-  for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
-    const bool starts = at == 0 || !word(text[at - 1]);
-    const bool ends = at + name.size() == text.size() || !word(text[at + name.size()]);
-    if (starts && ends) return true;
-  }
-  return false;
 }
 
 bool is_rows_event(int type) {
@@ -460,21 +432,36 @@ void BinlogReader::handle_query(BinlogStream& stream, st_mariadb_rpl_event& even
     complete_xa(statement, stream.event_end());
     return;
   }
-  if (group_ && group_->ddl) {
+  if (group_ && group_->ddl) check_ddl(statement, text_of(event.event.query.database), stream);
+  if (statement == "COMMIT" || (group_ && group_->ddl)) end_group(stream.event_end());
+}
+
+void BinlogReader::check_ddl(const std::string& statement, const std::string& database,
+                             BinlogStream& stream) const {
+  const auto same = [](std::string_view a, std::string_view b) { return lower(a) == lower(b); };
+  for (const DdlChange& change : ddl_changes(statement, database)) {
     for (const CapturedTable& table : tables_) {
-      if (mentions(statement, table.table) && adds_nullable_column_at_end(statement)) {
+      // An unknown database (no default) might be the table's.
+      const bool concerns = (change.database.empty() || same(change.database, table.database)) &&
+                            (change.table.empty() || same(change.table, table.table));
+      if (!concerns || change.effect == DdlChange::Effect::kRowsAlike) continue;
+      if (change.effect == DdlChange::Effect::kNullableColumnAtEnd) {
         spdlog::info("binlog: {} on captured table '{}': the new column is not read", statement,
                      table.table);
-      } else if (mentions(statement, table.table)) {
-        throw ConfigError("DDL on captured table '" + table.table + "' at " +
-                          stream.event_end().to_string() + ": " + statement +
-                          "; of the changes to a captured table's schema only a nullable "
-                          "column added at the end is taken (and not read) yet: adapt the "
-                          "job and start it afresh");
+        continue;
       }
+      throw ConfigError(
+          "DDL on captured table '" + table.database + "." + table.table + "' at " +
+          stream.event_end().to_string() + ": " + statement +
+          "; the rows after it do not have the columns the job reads, and of the changes to a "
+          "captured table's schema only indexes, table options and a nullable column added at "
+          "the end are read past yet. To go on: adapt the job and the target to the new schema "
+          "(the same change on the target table), then start the job afresh with restore=none: "
+          "it reads a new snapshot of every captured table and writes all of its rows again, and "
+          "rows deleted from the source since the job stopped stay in the target unless it is "
+          "emptied first");
     }
   }
-  if (statement == "COMMIT" || (group_ && group_->ddl)) end_group(stream.event_end());
 }
 
 void BinlogReader::complete_xa(const std::string& statement, const BinlogPosition& end) {

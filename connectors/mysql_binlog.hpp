@@ -102,9 +102,11 @@ struct BinlogReaderOptions {
 /// prepared, on a second connection as replica `server_id` ^ 2^31: also
 /// when that was before the reader's start, which a search back through the
 /// binlog finds. Other tables' rows are skipped without
-/// being decoded. DDL on a captured table fails, with its statement: schema
-/// changes are not followed; but a nullable column added at the end is
-/// read past, the table's changes keeping the columns it had.
+/// being decoded. DDL that changes a captured table's rows fails, with
+/// its statement: schema changes are not followed; but indexes (not the
+/// primary key), table options and a nullable column added at the end are
+/// read past, the table's changes keeping the columns it had. DDL on other
+/// tables, the same name in another database too, is read past.
 class BinlogReader {
  public:
   BinlogReader(const MySqlUrl& url, uint32_t server_id, BinlogResume start,
@@ -153,6 +155,10 @@ class BinlogReader {
   };
   void handle(BinlogStream& stream, st_mariadb_rpl_event& event, std::vector<BinlogChange>& out);
   void handle_query(BinlogStream& stream, st_mariadb_rpl_event& event);
+  // Fails on DDL `statement` (run in `database`) that changes a captured
+  // table's rows (see ddl_changes()).
+  void check_ddl(const std::string& statement, const std::string& database,
+                 BinlogStream& stream) const;
   void complete_xa(const std::string& statement, const BinlogPosition& end);
   void read_rows(BinlogStream& stream, st_mariadb_rpl_event& event, std::vector<BinlogChange>& out);
   void end_group(const BinlogPosition& end);

@@ -257,8 +257,8 @@ TEST_CASE("the binlog position names the file it is in after the server rotates 
 }
 
 TEST_CASE(
-    "DDL on a captured table fails the reader with the statement, unless it adds a "
-    "nullable column at the end",
+    "DDL on a captured table fails the reader with the statement and how to go on, unless it "
+    "adds a nullable column at the end or an index",
     "[mysql][cdc]") {
   testing::TestTable table("cdc_ddl", "id BIGINT PRIMARY KEY, qty INT");
   MySqlConnection& sql = table.connection();
@@ -268,16 +268,64 @@ TEST_CASE(
   sql.execute("ALTER TABLE " + t + " ADD COLUMN note VARCHAR(10)");
   sql.execute("INSERT INTO " + t + " VALUES (1, 5, 'new')");
   CHECK(read_changes(reader, 1) == std::vector<std::string>{"+I[1, 5]"});
-  // Anything else fails, with the statement.
-  for (const std::string ddl : {" DROP COLUMN note", " ADD COLUMN later INT NOT NULL DEFAULT 0",
-                                " ADD COLUMN early INT FIRST", " ADD INDEX by_qty (qty)"}) {
+  // An index and a table option leave the rows alike.
+  sql.execute("ALTER TABLE " + t + " ADD INDEX by_qty (qty), COMMENT 'counted'");
+  sql.execute("CREATE UNIQUE INDEX by_note ON " + t + " (note)");
+  sql.execute("INSERT INTO " + t + " VALUES (2, 6, 'two')");
+  CHECK(read_changes(reader, 1) == std::vector<std::string>{"+I[2, 6]"});
+  // Anything else fails, with the statement and how to go on.
+  for (const std::string& ddl :
+       {"ALTER TABLE " + t + " DROP COLUMN note",
+        "ALTER TABLE " + t + " ADD COLUMN later INT NOT NULL DEFAULT 0",
+        "ALTER TABLE " + t + " ADD COLUMN early INT FIRST", "TRUNCATE " + t,
+        "RENAME TABLE " + t + " TO " + t + "_old, " + t + "_old TO " + t}) {
     INFO(ddl);
     BinlogReader again = reader_at({current_binlog_position(sql)}, capture_table(sql, t));
-    sql.execute("ALTER TABLE " + t + ddl);
+    sql.execute(ddl);
     CHECK_THROWS_WITH(read_changes(again, 1),
-                      Catch::Contains("DDL on captured table '" + t + "'") &&
-                          Catch::Contains(ddl.substr(1)) && Catch::Contains("start it afresh"));
+                      Catch::Contains("DDL on captured table '") && Catch::Contains(t + "'") &&
+                          Catch::Contains(ddl) && Catch::Contains("restore=none"));
   }
+}
+
+TEST_CASE("DDL on other tables, the same name in another database too, is read past",
+          "[mysql][cdc]") {
+  testing::TestTable table("cdc_ddl_elsewhere", "id BIGINT PRIMARY KEY, qty INT");
+  MySqlConnection& sql = table.connection();
+  const std::string t = table.name();
+  const std::string other = testing::test_mysql_url().database + "_ddl_other";
+  sql.execute("DROP DATABASE IF EXISTS " + other);
+  sql.execute("CREATE DATABASE " + other);
+  struct Dropped {
+    MySqlConnection& sql;
+    std::string database;
+    ~Dropped() { sql.execute("DROP DATABASE IF EXISTS " + database); }
+  } dropped{sql, other};
+  BinlogReader reader = reader_at({current_binlog_position(sql)}, capture_table(sql, t));
+  // A copy of the table, in this database and in the other, changed at will.
+  sql.execute("CREATE TABLE " + t + "_copy LIKE " + t);
+  sql.execute("CREATE TABLE " + other + "." + t + " LIKE " + t);
+  sql.execute("ALTER TABLE " + other + "." + t + " ADD INDEX by_qty (qty), DROP COLUMN id");
+  sql.execute("ALTER TABLE `" + other + "`.`" + t + "` ADD COLUMN first_one INT FIRST");
+  sql.execute("RENAME TABLE " + t + "_copy TO " + t + "_copied");
+  sql.execute("TRUNCATE " + t + "_copied");
+  sql.execute("DROP TABLE " + t + "_copied, " + other + "." + t);
+  sql.execute("INSERT INTO " + t + " VALUES (1, 5)");
+  CHECK(read_changes(reader, 1) == std::vector<std::string>{"+I[1, 5]"});
+  // Run from the other database, an unqualified name is that database's.
+  MySqlUrl in_other = testing::test_mysql_url();
+  in_other.database = other;
+  MySqlConnection there(in_other);
+  there.execute("CREATE TABLE " + t + " (id INT)");
+  there.execute("ALTER TABLE " + t + " ADD COLUMN x INT FIRST");
+  there.execute("DROP TABLE " + t);
+  sql.execute("INSERT INTO " + t + " VALUES (2, 6)");
+  CHECK(read_changes(reader, 1) == std::vector<std::string>{"+I[2, 6]"});
+  // And from there, the captured table's qualified name is the table.
+  there.execute("ALTER TABLE " + testing::test_mysql_url().database + "." + t + " DROP COLUMN qty");
+  CHECK_THROWS_WITH(read_changes(reader, 1),
+                    Catch::Contains("DDL on captured table '" + testing::test_mysql_url().database +
+                                    "." + t + "'"));
 }
 
 TEST_CASE("a binlog position the server no longer has is named", "[mysql][cdc]") {
