@@ -149,7 +149,10 @@ TEST_CASE("the binlog gives committed transactions only, skips other tables, and
 
   xa.commit();
   CHECK(read_changes(reader, 1) == std::vector<std::string>{"+I[4, 40]"});
-  CHECK(reader.resume().prepared.empty());
+  // No longer held (other tests' XA transactions may be, meanwhile).
+  const std::vector<PreparedXa> still = reader.resume().prepared;
+  CHECK(std::none_of(still.begin(), still.end(),
+                     [&](const PreparedXa& p) { return p.xid == held.prepared[0].xid; }));
 
   // A reader from where the first stood reads what came after, and only
   // that: the XA transaction too, from where it was prepared.
