@@ -45,9 +45,10 @@ void print_options(const Config& config) {
 }
 
 // Cancels `executor` on SIGINT or SIGTERM while a job runs, and remembers
-// which came. Construct it before the executor starts any thread: the
-// signals are blocked in this thread, and the threads started later
-// inherit that.
+// which came. Construct it before anything starts a thread (the executor,
+// the metrics server, a connector building the graph): the signals are
+// blocked in this thread, and the threads started later inherit that, so
+// that no other thread takes them with their default action.
 class CancelOnSignal {
  public:
   explicit CancelOnSignal(Executor& executor) {
@@ -141,13 +142,14 @@ int run_job(const JobDefinition& job, const OptionTable& table, const JobArgs& a
   const Config config = job_config(table, args);
   const RuntimeOptions options = RuntimeOptions::from(config);
   const std::string name = config.get_string("job.name");
-  if (job.prepare) job.prepare(config, name, Executor::restore_point(options, name).has_value());
-  JobGraph graph(name);
-  build_graph(job, config, graph);
   Executor executor(options);
+  JobGraph graph(name);
   JobResult result;
   int signal = 0;
   {
+    CancelOnSignal cancel_on_signal(executor);
+    if (job.prepare) job.prepare(config, name, Executor::restore_point(options, name).has_value());
+    build_graph(job, config, graph);
     std::unique_ptr<MetricsServer> server;
     if (const int64_t port = config.get_int("metrics.port"); port > 0) {
       server = std::make_unique<MetricsServer>(static_cast<unsigned short>(port), [&] {
@@ -155,8 +157,9 @@ int run_job(const JobDefinition& job, const OptionTable& table, const JobArgs& a
       });
       spdlog::info("metrics at http://127.0.0.1:{}/metrics", server->port());
     }
-    CancelOnSignal cancel_on_signal(executor);
     ProgressLine progress(executor, graph);
+    // A signal while the job was being set up: it never starts.
+    if (const int early = cancel_on_signal.received(); early != 0) return 128 + early;
     result = executor.run(graph);
     signal = cancel_on_signal.received();
   }

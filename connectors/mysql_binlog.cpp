@@ -257,6 +257,13 @@ class BinlogStream {
       case ER_DBACCESS_DENIED_ERROR:
         throw ConfigError(doing + ": reading the binlog needs the REPLICATION SLAVE privilege (" +
                           message + ")");
+      case ER_SLAVE_SAME_ID:  // 4052: a newer connection took this replica id
+        throw ConfigError(doing +
+                          ": another replica connected to the server with the same "
+                          "server id (" +
+                          message +
+                          "): another run of this job elsewhere, or "
+                          "a job or replica given the same source.server-id; give each its own");
       default:
         throw connection_->error(code, doing + ": " + message);
     }

@@ -183,18 +183,27 @@ TEST_CASE("describe prints no Markdown", "[cli]") {
   }
 }
 
-TEST_CASE("SIGINT cancels a running job, which exits 130 after its summary", "[cli]") {
+TEST_CASE("SIGINT and SIGTERM cancel a running job, which exits 130 or 143 after its summary",
+          "[cli]") {
+  const int signal = GENERATE(SIGINT, SIGTERM);
+  // The metrics server's threads, too, must leave the signals to the job.
+  const bool metrics = GENERATE(false, true);
+  const std::string name = signal == SIGINT ? "SIGINT" : "SIGTERM";
+  INFO(name << (metrics ? ", with metrics.port" : ""));
   sluice::testing::TempDir dir;
-  sluice::testing::BackgroundCommand job(kCli +
-                                         " run example --set source.rows=0 --set source.rate=500"
-                                         " --set checkpoint.dir=" +
-                                         dir.path().string());
-  REQUIRE(
-      sluice::testing::wait_until([&] { return job.output().find("+I[") != std::string::npos; }));
-  const auto result = job.signal(SIGINT);
-  CHECK(result.status == 130);
+  sluice::testing::BackgroundCommand job(
+      kCli + " run example --set source.rows=0 --set source.rate=500 --set checkpoint.dir=" +
+      dir.path().string() +
+      (metrics ? " --set metrics.port=" + std::to_string(sluice::testing::free_port()) : ""));
+  REQUIRE(sluice::testing::wait_until([&] {
+    const std::string output = job.output();
+    return output.find("+I[") != std::string::npos &&
+           (!metrics || output.find("metrics at") != std::string::npos);
+  }));
+  const auto result = job.signal(signal);
+  CHECK(result.status == 128 + signal);
   CHECK_THAT(result.output,
-             Catch::Contains("SIGINT: cancelling the job") && Catch::Contains("cancelled in"));
+             Catch::Contains(name + ": cancelling the job") && Catch::Contains("cancelled in"));
 }
 
 TEST_CASE("run_cli gives a job of one's own the CLI: options, describe, usage errors", "[cli]") {

@@ -608,3 +608,33 @@ TEST_CASE("mysql-to-mysql ends at SIGINT while its server does not answer",
   INFO(ended->output);
   CHECK(ended->status == 130);
 }
+
+TEST_CASE("a second run of a running mysql-to-mysql job refuses at once and leaves it running",
+          "[mysql][cdc]") {
+  testing::TempDir dir;
+  testing::TestTable source("cdc_source", kOrders);
+  testing::TestTable target("cdc_target", kOrders);
+  fill(source, 10);
+  const std::string command = cli_command(source, target, dir);
+  testing::BackgroundCommand job(command);
+  REQUIRE(testing::wait_until([&] { return target.rows() == source.rows(); }));
+  const auto second = testing::run_command("timeout 60 " + command + " 2>&1");
+  INFO(second.output);
+  CHECK(second.status == 2);
+  CHECK_THAT(second.output, Catch::Matches("(.|\\n)*job '" + target.name() +
+                                           "' is already running as pid [0-9]+(.|\\n)*"));
+  // The first goes on reading the binlog, as the same replica.
+  source.connection().execute("UPDATE " + source.name() + " SET note = 'later' WHERE id = 3");
+  CHECK(testing::wait_until([&] { return target.rows() == source.rows(); }));
+  const auto ended = job.signal_and_wait(SIGINT, 30s);
+  REQUIRE(ended);
+  INFO(ended->output);
+  CHECK(ended->status == 130);
+  // Once it ended, the job runs again.
+  testing::BackgroundCommand again(command);
+  CHECK(testing::wait_until(
+      [&] { return again.output().find("resuming from checkpoint") != std::string::npos; }));
+  const auto last = again.signal_and_wait(SIGINT, 30s);
+  REQUIRE(last);
+  CHECK(last->status == 130);
+}

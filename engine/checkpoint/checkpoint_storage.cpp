@@ -1,6 +1,12 @@
 #include "sluice/engine/checkpoint/checkpoint_storage.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -183,6 +189,40 @@ void CheckpointStorage::prune(int retained) const {
     if (*id < oldest_kept || (!complete && *id < newest)) doomed.push_back(entry.path());
   }
   for (const auto& dir : doomed) fs::remove_all(dir);
+}
+
+JobLock::JobLock(const CheckpointStorage& storage, const std::string& job) {
+  const fs::path path = storage.job_dir() / "LOCK";
+  std::error_code ignored;
+  fs::create_directories(storage.job_dir(), ignored);
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    throw Error("cannot open " + path.string() + ": " + std::strerror(errno));
+  }
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int error = errno;
+    std::string pid(32, '\0');
+    const ssize_t n = ::pread(fd_, pid.data(), pid.size(), 0);
+    pid.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    ::close(fd_);
+    if (error != EWOULDBLOCK) {
+      throw Error("cannot lock " + path.string() + ": " + std::strerror(error));
+    }
+    throw ConfigError("job '" + job + "' is already running" +
+                      (pid.empty() ? std::string() : " as pid " + pid) +
+                      ": its checkpoint directory " + storage.job_dir().string() +
+                      " is in use; stop that run first, or give this one another job.name");
+  }
+  // The pid only informs a second run's message: a failure to write it is
+  // no reason to stop.
+  const std::string pid = std::to_string(::getpid());
+  [[maybe_unused]] const bool written =
+      ::ftruncate(fd_, 0) == 0 &&
+      ::pwrite(fd_, pid.data(), pid.size(), 0) == static_cast<ssize_t>(pid.size());
+}
+
+JobLock::~JobLock() {
+  if (fd_ >= 0) ::close(fd_);
 }
 
 }  // namespace sluice

@@ -35,6 +35,8 @@ struct CheckpointMetadata {
 ///   <dir>/<job>/work/<operator>-<subtask>/       the live state of a running subtask
 ///   <dir>/<job>/_finished                        the id of the final checkpoint of a run
 ///                                                that finished
+///   <dir>/<job>/LOCK                             locked while a run is under way
+///                                                (JobLock); holds its pid
 ///
 /// A checkpoint directory without _metadata is incomplete: a crash or an
 /// abort left it, and it is never restored from. _metadata is written to a
@@ -74,6 +76,23 @@ class CheckpointStorage {
 
  private:
   std::filesystem::path job_dir_;
+};
+
+/// The job directory's LOCK, held while a run of the job is under way, so
+/// that a second run of the same job.name on the same checkpoint.dir
+/// refuses at once instead of sharing its state (and its binlog replica
+/// id). An advisory lock (flock): the kernel drops it with the process,
+/// however it ends.
+class JobLock {
+ public:
+  /// Throws ConfigError naming the pid of the run that holds it.
+  JobLock(const CheckpointStorage& storage, const std::string& job);
+  ~JobLock();
+  JobLock(const JobLock&) = delete;
+  JobLock& operator=(const JobLock&) = delete;
+
+ private:
+  int fd_ = -1;
 };
 
 }  // namespace sluice

@@ -213,6 +213,7 @@ JobResult Executor::run_attempts(const JobGraph& graph) {
   cancel_requested_ = false;
   const PhysicalPlan plan = build_plan(graph, options_);
   const CheckpointStorage storage(options_.checkpoint_dir, graph.name());
+  const JobLock lock(storage, graph.name());
   const auto started = std::chrono::steady_clock::now();
 
   // The checkpoint this run started from; a restart may restore only it or
