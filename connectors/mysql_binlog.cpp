@@ -146,14 +146,22 @@ BinlogPosition current_binlog_position(MySqlConnection& connection) {
   return {rows[0].at(0).value_or(""), std::stoull(rows[0].at(1).value_or("0"))};
 }
 
-CapturedTable capture_table(MySqlConnection& connection, const std::string& table) {
+CapturedTable capture_table(MySqlConnection& connection, const std::string& table,
+                            const std::vector<std::string>& keep) {
   const TableInfo info = connection.describe_table(table);
   CapturedTable captured{.database = connection.query("SELECT DATABASE()").at(0).at(0).value_or(""),
                          .table = table,
                          .schema = info.schema()};
   Charsets charsets(connection);
   for (const TableColumn& column : info.columns) {
-    decoding_of(column, charsets);  // throws for a type it does not take
+    const bool kept =
+        keep.empty() || std::find(keep.begin(), keep.end(), column.name) != keep.end();
+    try {
+      decoding_of(column, charsets);  // throws for a type it does not take
+    } catch (const ConfigError&) {
+      if (kept) throw;
+      captured.read_past.insert(column.name);
+    }
     captured.columns.push_back(column);
   }
   return captured;
@@ -292,7 +300,8 @@ BinlogReader::BinlogReader(const MySqlUrl& url, uint32_t server_id, BinlogResume
     for (const CapturedTable& table : tables_) {
       std::vector<BinlogDecoding> columns;
       for (const TableColumn& column : table.columns) {
-        columns.push_back(decoding_of(column, charsets));
+        columns.push_back(table.read_past.contains(column.name) ? BinlogDecoding{.read_past = true}
+                                                                : decoding_of(column, charsets));
       }
       decodings_.push_back(std::move(columns));
     }
@@ -609,7 +618,8 @@ void BinlogReader::read_rows(BinlogStream& stream, st_mariadb_rpl_event& event,
       static const BinlogDecoding kReadPast;
       const BinlogDecoding& decoding = c < decodings.size() ? decodings[c] : kReadPast;
       Value value = null ? Value() : reader.value(formats[c], decoding);
-      if (c < decodings.size()) row.fields.push_back(std::move(value));
+      if (c < decodings.size())
+        row.fields.push_back(decoding.read_past ? Value() : std::move(value));
     }
     // Changes that came out before this reader started are read past.
     if (++group_->changes <= group_->skip) continue;

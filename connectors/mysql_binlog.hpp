@@ -50,12 +50,17 @@ struct CapturedTable {
   std::string table;
   Schema schema;
   std::vector<TableColumn> columns;
+  /// Columns the job does not keep whose type the reader does not take:
+  /// passed over, their values NULL.
+  std::set<std::string> read_past;
 };
 
 /// `table` of the connection's database, read from information_schema.
 /// Throws ConfigError for a missing table or a column type the binlog
-/// reader does not take, naming it.
-CapturedTable capture_table(MySqlConnection& connection, const std::string& table);
+/// reader does not take, naming it; unless `keep` names the columns the
+/// job keeps and that column is not among them: it is read past.
+CapturedTable capture_table(MySqlConnection& connection, const std::string& table,
+                            const std::vector<std::string>& keep = {});
 
 /// An XA transaction prepared and not yet committed or rolled back. Its
 /// changes are in the binlog where it was prepared, and count when it

@@ -46,6 +46,7 @@ struct BinlogDecoding {
   size_t length = 0;  // kBytes of a BINARY(n), kUuid, kInet6, kInet4: the bytes of a value
   std::vector<std::string> members;
   std::shared_ptr<const TextDecoder> text;
+  bool read_past = false;  // a column the job does not keep: passed over, its value NULL
 };
 
 /// How values of `column` are read, its type as information_schema spells

@@ -326,7 +326,10 @@ class MySqlCdcSource final : public Source {
       const std::string name = quote_identifier(schema_.column(c).name);
       // A FLOAT as the double the binlog gives for it, not its shortest text.
       const bool is_float = table.columns[c].column_type.rfind("float", 0) == 0;
-      columns += (c ? ", " : "") + (is_float ? "CAST(" + name + " AS DOUBLE)" : name);
+      const bool read_past = table.read_past.contains(schema_.column(c).name);
+      columns += (c ? ", " : "") + (read_past  ? "NULL"
+                                    : is_float ? "CAST(" + name + " AS DOUBLE)"
+                                               : name);
     }
     std::string sql = "SELECT " + columns + " FROM " + quote_identifier(table.table);
     if (!last_key_.empty()) sql += " WHERE " + order.after(*snapshot_, last_key_);
@@ -444,11 +447,12 @@ MySqlCdcOptions MySqlCdcOptions::from(const Config& config) {
   return options;
 }
 
-std::vector<CapturedTable> capture_tables(const MySqlCdcOptions& options) {
+std::vector<CapturedTable> capture_tables(const MySqlCdcOptions& options,
+                                          const std::vector<std::string>& keep) {
   MySqlConnection connection(options.url);
   std::vector<CapturedTable> tables;
   for (const std::string& table : options.tables)
-    tables.push_back(capture_table(connection, table));
+    tables.push_back(capture_table(connection, table, keep));
   return tables;
 }
 

@@ -55,7 +55,9 @@ std::vector<OptionSpec> mysql_cdc_option_specs();
 /// options.tables), whose columns are its output's. Throws ConfigError for
 /// tables without a primary key or of different columns.
 SourceDef mysql_cdc_source(const MySqlCdcOptions& options, std::vector<CapturedTable> tables);
-/// capture_table() of each of `options.tables`.
-std::vector<CapturedTable> capture_tables(const MySqlCdcOptions& options);
+/// capture_table() of each of `options.tables`, `keep` the columns the job
+/// keeps (empty: all).
+std::vector<CapturedTable> capture_tables(const MySqlCdcOptions& options,
+                                          const std::vector<std::string>& keep = {});
 
 }  // namespace sluice

@@ -338,15 +338,18 @@ std::optional<TableInfo> MySqlConnection::find_table(const std::string& table) {
   TableInfo info;
   for (const auto& row :
        query("SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, CHARACTER_SET_NAME, "
-             "COLLATION_NAME, CHARACTER_OCTET_LENGTH FROM information_schema.COLUMNS "
-             "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = " +
+             "COLLATION_NAME, CHARACTER_OCTET_LENGTH, COLUMN_DEFAULT IS NOT NULL OR "
+             "EXTRA LIKE '%auto_increment%' OR EXTRA LIKE '%GENERATED%' "
+             "FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = " +
              quote(table) + " ORDER BY ORDINAL_POSITION")) {
+    // (A nullable column without a default gets NULL.)
     info.columns.push_back({.name = *row[0],
                             .column_type = *row[1],
                             .nullable = row[2] == "YES",
                             .charset = row[3].value_or(""),
                             .collation = row[4].value_or(""),
-                            .octet_length = std::stoull(row[5].value_or("0"))});
+                            .octet_length = std::stoull(row[5].value_or("0")),
+                            .filled_by_server = row[2] == "YES" || row[6] == "1"});
   }
   if (info.columns.empty()) return std::nullopt;
   std::map<std::string, TableIndex> unique;

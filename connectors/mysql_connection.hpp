@@ -54,6 +54,9 @@ struct TableColumn {
   std::string charset;        ///< text columns: "utf8mb4", "latin1"; else empty
   std::string collation;      ///< text columns: "utf8mb4_unicode_ci"; else empty
   uint64_t octet_length = 0;  ///< string and binary columns: the most bytes a value takes
+  /// Whether the server fills it when an INSERT leaves it out: a default,
+  /// AUTO_INCREMENT, or a generated column.
+  bool filled_by_server = true;
 
   /// An ENUM's or a SET's values, in the order its type lists them (the
   /// first is ENUM index 1, or SET bit 0); empty for other types.

@@ -76,6 +76,36 @@ std::string describe_keys(const std::vector<TableIndex>& keys) {
   return out;
 }
 
+// Whether a column of `column_type` (as the server spells it) holds
+// values of `type`. A number or a date goes into a text column as its
+// text; but text is no number to a numeric column, a time of day no date,
+// a fraction no integer, and only bytes are a geometry.
+bool holds(const std::string& column_type, const DataType& type) {
+  const std::string kind = column_type.substr(0, column_type.find_first_of("( "));
+  const auto is = [&](std::initializer_list<std::string_view> kinds) {
+    return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
+  };
+  const auto one_of = [&](std::initializer_list<TypeId> ids) {
+    return std::find(ids.begin(), ids.end(), type.id) != ids.end();
+  };
+  if (is({"tinyint", "smallint", "mediumint", "int", "integer", "bigint", "year"})) {
+    return one_of({TypeId::kBigint, TypeId::kBoolean}) ||
+           (type.id == TypeId::kDecimal && type.scale == 0);
+  }
+  if (is({"decimal", "numeric", "float", "double", "real"})) {
+    return one_of({TypeId::kBigint, TypeId::kBoolean, TypeId::kDecimal, TypeId::kDouble});
+  }
+  if (is({"bit"})) return one_of({TypeId::kBigint, TypeId::kBoolean, TypeId::kBytes});
+  if (is({"date"})) return type.id == TypeId::kDate;
+  if (is({"datetime", "timestamp"})) return one_of({TypeId::kDate, TypeId::kTimestamp});
+  if (is({"time"})) return type.id == TypeId::kTime;
+  if (is({"geometry", "point", "linestring", "polygon", "multipoint", "multilinestring",
+          "multipolygon", "geometrycollection"})) {
+    return type.id == TypeId::kBytes;
+  }
+  return true;  // text, binary, ENUM, SET, JSON, UUID, INET6
+}
+
 // Whether `e` is a row lock the transaction could not get.
 bool is_lock_conflict(const MySqlError& e) {
   return e.code() == ER_LOCK_WAIT_TIMEOUT || e.code() == ER_LOCK_DEADLOCK;
@@ -414,13 +444,31 @@ class MySqlSink final : public Sink {
     return keys;
   }
 
+  // Fails unless every row the input can bring fits the table: its every
+  // column there, of a type that holds it, and the table's other columns
+  // filled by the server.
   void check_table(const TableInfo& table) const {
     std::vector<std::string> table_columns;
     for (const auto& c : table.columns) table_columns.push_back(c.name);
+    const std::string where = "table '" + options_.table + "' at " + options_.url.to_string();
     for (const auto& c : input_.columns()) {
-      if (std::find(table_columns.begin(), table_columns.end(), c.name) == table_columns.end()) {
-        throw ConfigError("table '" + options_.table + "' has no column '" + c.name +
-                          "'; its columns are " + join(table_columns));
+      const TableColumn* column = table.column(c.name);
+      if (column == nullptr) {
+        throw ConfigError(where + " has no column '" + c.name + "'; its columns are " +
+                          join(table_columns));
+      }
+      if (!holds(column->column_type, c.type)) {
+        throw ConfigError(where + ": column '" + c.name + "' is " + column->column_type +
+                          ", which cannot hold the input's " + c.type.to_string() +
+                          "; change the column's type, or the job's");
+      }
+    }
+    for (const TableColumn& column : table.columns) {
+      if (!column.filled_by_server && !input_.index_of(column.name)) {
+        throw ConfigError(where + ": column '" + column.name +
+                          "' is NOT NULL without a default, "
+                          "and the input does not fill it (its columns are " +
+                          join(input_.column_names()) + "); give it a default, or fill it");
       }
     }
     if (mode_ != MySqlSinkOptions::Mode::kUpsert) return;

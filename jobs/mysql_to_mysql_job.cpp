@@ -15,10 +15,13 @@ namespace {
 
 void build(const Config& config, JobGraph& graph) {
   const MySqlCdcOptions source = MySqlCdcOptions::from(config);
-  Stream changes = graph.source("mysql-cdc", mysql_cdc_source(source, capture_tables(source)));
-  if (const auto columns = config.find("transform.columns")) {
-    changes = project(changes, "project", split_list(*columns));
-  }
+  // The projection first: a column it drops may be of a type the source
+  // does not take.
+  const std::optional<std::string> columns = config.find("transform.columns");
+  const std::vector<std::string> keep = columns ? split_list(*columns) : std::vector<std::string>{};
+  Stream changes =
+      graph.source("mysql-cdc", mysql_cdc_source(source, capture_tables(source, keep)));
+  if (columns) changes = project(changes, "project", keep);
   add_mysql_sink(changes, "mysql", MySqlSinkOptions::from(config));
 }
 

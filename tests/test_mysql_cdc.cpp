@@ -638,3 +638,48 @@ TEST_CASE("a second run of a running mysql-to-mysql job refuses at once and leav
   REQUIRE(last);
   CHECK(last->status == 130);
 }
+
+TEST_CASE("a target that cannot take the source's rows is refused before anything is written",
+          "[mysql][cdc]") {
+  struct Target {
+    std::string columns, column, says;
+  };
+  const Target target = GENERATE(
+      Target{"id BIGINT PRIMARY KEY, amount DECIMAL(12,2), note VARCHAR(40), added INT NOT NULL",
+             "added", "NOT NULL without a default"},
+      Target{"id BIGINT PRIMARY KEY, amount DATE, note VARCHAR(40)", "amount",
+             "cannot hold the input's DECIMAL(12,2)"},
+      Target{"id BIGINT PRIMARY KEY, amount INT, note VARCHAR(40)", "amount",
+             "cannot hold the input's DECIMAL(12,2)"},
+      Target{"id BIGINT PRIMARY KEY, note VARCHAR(40)", "amount", "has no column"});
+  INFO(target.columns);
+  testing::TempDir dir;
+  testing::TestTable source("cdc_source", kOrders);
+  testing::TestTable copy("cdc_target", target.columns);
+  fill(source, 10);
+  const auto run = testing::run_command("timeout 60 " + cli_command(source, copy, dir) + " 2>&1");
+  INFO(run.output);
+  CHECK(run.status == 2);
+  CHECK_THAT(run.output, Catch::Contains("table '" + copy.name() + "'") &&
+                             Catch::Contains("'" + target.column + "'") &&
+                             Catch::Contains(target.says));
+  CHECK_THAT(run.output, !Catch::Contains("restarting (") && Catch::Contains("not restarting"));
+  CHECK(copy.rows().empty());
+}
+
+TEST_CASE("a target column the input does not fill is fine with a default, NULL or AUTO_INCREMENT",
+          "[mysql][cdc]") {
+  testing::TempDir dir;
+  testing::TestTable source("cdc_source", kOrders);
+  testing::TestTable copy("cdc_target",
+                          "id BIGINT PRIMARY KEY, amount DECIMAL(12,2), note VARCHAR(40), "
+                          "a INT NOT NULL DEFAULT 7, b INT, c INT NOT NULL AUTO_INCREMENT UNIQUE, "
+                          "d BIGINT AS (id + 1) VIRTUAL");
+  fill(source, 3);
+  testing::BackgroundCommand job(cli_command(source, copy, dir));
+  CHECK(testing::wait_until([&] { return copy.rows().size() == 3; }));
+  const auto ended = job.signal_and_wait(SIGINT, 30s);
+  REQUIRE(ended);
+  INFO(ended->output);
+  CHECK(ended->status == 130);
+}
