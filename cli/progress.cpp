@@ -16,8 +16,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 struct Totals {
-  uint64_t in = 0;       // records the sources emitted
-  uint64_t out = 0;      // records the sinks received
+  ProgressCounts records;
   uint64_t flushes = 0;  // flush actions run, plus sink counters named flushes.*
   uint64_t blocked_ns = 0;
   size_t tasks = 0;
@@ -26,10 +25,7 @@ struct Totals {
 
 Totals totals(const JobGraph& graph, const JobMetrics& m) {
   Totals t;
-  for (const auto& node : graph.nodes()) {
-    if (node.kind == NodeKind::kSource) t.in += m.records_out(node.name);
-    if (node.kind == NodeKind::kSink) t.out += m.records_in(node.name);
-  }
+  t.records = progress_counts(graph, m);
   for (const auto& task : m.tasks) {
     t.flushes += task.flush_acted;
     t.blocked_ns += task.blocked_ns;
@@ -77,6 +73,26 @@ std::string rate(double per_second) {
 
 }  // namespace
 
+ProgressCounts progress_counts(const JobGraph& graph, const JobMetrics& m) {
+  ProgressCounts counts;
+  uint64_t received = 0;
+  bool sends = false;
+  for (const auto& node : graph.nodes()) {
+    if (node.kind == NodeKind::kSource) counts.in += m.records_out(node.name);
+    if (node.kind == NodeKind::kSink) received += m.records_in(node.name);
+  }
+  for (const auto& task : m.tasks) {
+    for (const auto& [name, value] : task.counters) {
+      if (name.ends_with(".numRecordsSend")) {
+        counts.out += value;
+        sends = true;
+      }
+    }
+  }
+  if (!sends) counts.out = received;
+  return counts;
+}
+
 ProgressLine::ProgressLine(const Executor& executor, const JobGraph& graph, FILE* out)
     : executor_(executor), graph_(graph), out_(out) {
   if (isatty(fileno(out_))) thread_ = std::thread([this] { run(); });
@@ -110,9 +126,10 @@ void ProgressLine::run() {
                  "\r\033[K%6.1f s | in %s/s | out %s/s | checkpoints %zu | last flush %.1f s ago | "
                  "backpressure %.0f%%",
                  std::chrono::duration<double>(now - started).count(),
-                 rate((t.in - std::min(t.in, last.in)) / dt).c_str(),
-                 rate((t.out - std::min(t.out, last.out)) / dt).c_str(), t.checkpoints,
-                 std::chrono::duration<double>(now - last_flush).count(), 100 * blocked / busy);
+                 rate((t.records.in - std::min(t.records.in, last.records.in)) / dt).c_str(),
+                 rate((t.records.out - std::min(t.records.out, last.records.out)) / dt).c_str(),
+                 t.checkpoints, std::chrono::duration<double>(now - last_flush).count(),
+                 100 * blocked / busy);
     if (const auto lag = source_lag(executor_.metrics())) {
       std::fprintf(out_, " | lag %.1f s", static_cast<double>(lag->emit) / 1000);
     }

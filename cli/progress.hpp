@@ -28,6 +28,15 @@ class ProgressLine {
   std::thread thread_;
 };
 
+/// What the progress line rates: records the sources emitted, and records
+/// the sinks wrote — what a sink counts as sent on (Flink's numRecordsSend:
+/// an upsert sink writes each key's last change only), else what it took.
+struct ProgressCounts {
+  uint64_t in = 0;
+  uint64_t out = 0;
+};
+ProgressCounts progress_counts(const JobGraph& graph, const JobMetrics& metrics);
+
 /// The table printed when a job ends: per operator, per checkpoint, totals.
 void print_summary(const JobGraph& graph, const JobResult& result, FILE* out = stdout);
 

@@ -89,6 +89,7 @@ bool MySqlError::rejects_configuration() const {
     case ER_COLUMNACCESS_DENIED_ERROR:     // 1143
     case ER_NO_SUCH_TABLE:                 // 1146
     case ER_SPECIFIC_ACCESS_DENIED_ERROR:  // 1227
+    case ER_ACCESS_DENIED_NO_PASSWORD_ERROR:  // 1698
       return true;
     default:
       return false;
@@ -245,6 +246,9 @@ MySqlConnection::MySqlConnection(const MySqlUrl& url, const MySqlSession& sessio
     }
     const MySqlError failure = error(mysql_errno(mysql_), message);
     mysql_close(mysql_);
+    // A user, password or database the server refuses: no retry or
+    // restart helps, the configuration must change.
+    if (failure.rejects_configuration()) throw ConfigError(failure.what());
     throw failure;
   }
   if (canceller_) canceller_->add(this);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/mariadb: starting twice leaves one server, the test user can log in
-# with what `env` prints, and stop stops that server and no other: a second
+# with what `env` prints and through `sql`, and stop stops that server and no other: a second
 # server, started from another directory, keeps running.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,6 +27,10 @@ eval "$(mariadb_in "$first" "$port" env)"
   -N -e 'SELECT DATABASE()' sluice)" = sluice ] || fail "the test user cannot log in"
 [ "$SLUICE_MYSQL_URL" = "mysql://sluice@127.0.0.1:$port/sluice" ] ||
   fail "unexpected SLUICE_MYSQL_URL $SLUICE_MYSQL_URL"
+[ "$SLUICE_MARIADB_PORT" = "$port" ] || fail "env does not export the port"
+# sql reaches this server, not whatever listens elsewhere.
+[ "$(mariadb_in "$first" "$port" sql -N -e 'SELECT @@port')" = "$port" ] ||
+  fail "scripts/mariadb sql did not reach the server on port $port"
 
 mariadb_in "$second" "$((port + 1))" start
 mariadb_in "$first" "$port" stop

@@ -142,6 +142,32 @@ TEST_CASE("a value the server refuses fails the job at once, without restarts", 
                  !Catch::Contains("retrying"));
 }
 
+TEST_CASE("a password the server refuses exits 2, for the source and for the sink", "[mysql]") {
+  testing::TempDir dir;
+  testing::TestTable table("denied", "id BIGINT PRIMARY KEY, note VARCHAR(3)");
+  const MySqlUrl server = testing::test_mysql_url();
+  const std::string url = testing::test_mysql_url_text();
+  const std::string denied = "mysql://" + server.user + ":wrong@" + server.host + ":" +
+                             std::to_string(server.port) + "/" + server.database;
+  const std::string file = dir.write("changes.csv", "op,id,note\n+I,1,abc\n");
+  const std::string common =
+      " --set sink.table=" + table.name() +
+      " --set restart.attempts=3 --set checkpoint.dir=" + dir.path().string();
+  for (const std::string& command :
+       {" run changelog-to-mysql --set source.path=" + file + " --set sink.url=" + denied,
+        " run mysql-to-mysql --set source.table=" + table.name() + " --set source.url=" + denied +
+            " --set sink.url=" + url,
+        " run mysql-to-mysql --set source.table=" + table.name() + " --set source.url=" + url +
+            " --set sink.url=" + denied}) {
+    INFO(command);
+    const auto result =
+        testing::run_command("timeout 60 " + std::string(SLUICE_CLI) + command + common + " 2>&1");
+    INFO(result.output);
+    CHECK(result.status == 2);
+    CHECK_THAT(result.output, Catch::Contains("Access denied") && !Catch::Contains("restarting ("));
+  }
+}
+
 TEST_CASE("orders-exactly-once commits its XA transactions and finds the table matching", "[mysql][xa]") {
   testing::TempDir dir;
   const std::string table = testing::unique_name("orders_xa");
