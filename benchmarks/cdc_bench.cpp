@@ -14,6 +14,7 @@
 
 #include "sluice/benchmarks/bench.hpp"
 #include "sluice/connectors/basic_sinks.hpp"
+#include "sluice/connectors/mysql_binlog.hpp"
 #include "sluice/connectors/mysql_cdc_source.hpp"
 #include "sluice/connectors/mysql_connection.hpp"
 #include "sluice/connectors/mysql_sink.hpp"

@@ -1,5 +1,6 @@
 #include "sluice/cli/flink_sql.hpp"
 
+#include "sluice/connectors/mysql_binlog.hpp"
 #include "sluice/connectors/mysql_cdc_source.hpp"
 #include "sluice/connectors/mysql_sink.hpp"
 

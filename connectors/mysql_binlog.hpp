@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "sluice/connectors/mysql_binlog_position.hpp"
 #include "sluice/connectors/mysql_connection.hpp"
 #include "sluice/engine/data/row.hpp"
 #include "sluice/engine/data/schema.hpp"
@@ -23,21 +24,6 @@ namespace sluice {
 
 struct BinlogDecoding;  // what one column's values become
 class BinlogStream;     // one connection reading events
-
-/// A place in the binlog: a file and a byte offset in it.
-struct BinlogPosition {
-  std::string file;
-  uint64_t offset = 0;
-
-  /// "mariadb-bin.000002:831".
-  std::string to_string() const;
-  /// Reads what to_string() writes; nullopt if `text` is not of that form.
-  static std::optional<BinlogPosition> parse(const std::string& text);
-  /// In binlog order: by file (mariadb-bin.000010 after mariadb-bin.000009,
-  /// and after mariadb-bin.999999 comes mariadb-bin.1000000), then offset.
-  friend std::strong_ordering operator<=>(const BinlogPosition& a, const BinlogPosition& b);
-  friend bool operator==(const BinlogPosition&, const BinlogPosition&) = default;
-};
 
 /// Where the server's binlog ends now (SHOW MASTER STATUS). Throws ConfigError
 /// when the binlog is off, not in ROW format, or the user may not see it.

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 
+#include "sluice/connectors/mysql_binlog.hpp"
 #include "sluice/connectors/mysql_key_order.hpp"
 #include "sluice/connectors/source_options.hpp"
 #include "sluice/engine/common/error.hpp"
@@ -454,6 +455,10 @@ std::vector<CapturedTable> capture_tables(const MySqlCdcOptions& options,
   for (const std::string& table : options.tables)
     tables.push_back(capture_table(connection, table, keep));
   return tables;
+}
+
+SourceDef mysql_cdc_source(const MySqlCdcOptions& options) {
+  return mysql_cdc_source(options, capture_tables(options));
 }
 
 SourceDef mysql_cdc_source(const MySqlCdcOptions& options, std::vector<CapturedTable> tables) {

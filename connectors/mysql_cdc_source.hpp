@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "sluice/connectors/mysql_binlog.hpp"
+#include "sluice/connectors/mysql_binlog_position.hpp"
 #include "sluice/connectors/mysql_url.hpp"
 #include "sluice/engine/graph/job_graph.hpp"
 #include "sluice/engine/graph/options.hpp"
@@ -51,9 +51,15 @@ struct MySqlCdcOptions {
 
 std::vector<OptionSpec> mysql_cdc_option_specs();
 
-/// The source, as a graph node, for `tables` (capture_table() of each of
-/// options.tables), whose columns are its output's. Throws ConfigError for
-/// tables without a primary key or of different columns.
+/// The source, as a graph node: the tables of `options.tables`, whose
+/// columns (in the table's order, with its primary key) are its output's,
+/// read from the server now. Throws ConfigError for a table that is
+/// missing, has no primary key, a column of a type the source does not
+/// take, or columns that differ from the first table's.
+SourceDef mysql_cdc_source(const MySqlCdcOptions& options);
+
+struct CapturedTable;
+/// The same for `tables` already read (capture_tables()).
 SourceDef mysql_cdc_source(const MySqlCdcOptions& options, std::vector<CapturedTable> tables);
 /// capture_table() of each of `options.tables`, `keep` the columns the job
 /// keeps (empty: all).

@@ -9,6 +9,7 @@
 #include "sluice/connectors/basic_sinks.hpp"
 #include "sluice/connectors/changelog_file.hpp"
 #include "sluice/connectors/datagen.hpp"
+#include "sluice/connectors/mysql_binlog.hpp"
 #include "sluice/connectors/mysql_cdc_source.hpp"
 #include "sluice/connectors/mysql_sink.hpp"
 #include "sluice/engine/common/error.hpp"

@@ -4,6 +4,7 @@
 #include "sluice/jobs/mysql_to_mysql_job.hpp"
 
 #include "sluice/cli/flink_sql.hpp"
+#include "sluice/connectors/mysql_binlog.hpp"
 #include "sluice/connectors/mysql_cdc_source.hpp"
 #include "sluice/connectors/mysql_sink.hpp"
 #include "sluice/engine/graph/node_def.hpp"
@@ -42,12 +43,12 @@ bool report(const Config&, const JobResult& result) {
 }  // namespace
 
 JobDefinition mysql_to_mysql_job() {
-  std::vector<OptionSpec> options = mysql_cdc_option_specs();
-  const auto sink = mysql_sink_option_specs();
-  options.insert(options.end(), sink.begin(), sink.end());
-  options.push_back({.key = "transform.columns",
-                     .doc = "mysql-to-mysql: the columns to keep, comma-separated (the key "
-                            "among them); all when unset"});
+  const std::vector<OptionSpec> options =
+      option_specs({mysql_cdc_option_specs(),
+                    mysql_sink_option_specs(),
+                    {{.key = "transform.columns",
+                      .doc = "mysql-to-mysql: the columns to keep, comma-separated (the key "
+                             "among them); all when unset"}}});
   return {.name = "mysql-to-mysql",
           .summary = "a MySQL table's changes, snapshot then binlog, replicated into another table",
           .options = options,

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <random>
 
+#include "sluice/connectors/mysql_binlog.hpp"
 #include "sluice/connectors/mysql_sink.hpp"
 #include "sluice/connectors/mysql_xa.hpp"
 

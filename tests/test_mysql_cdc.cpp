@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "sluice/connectors/basic_sinks.hpp"
+#include "sluice/connectors/mysql_binlog.hpp"
 #include "sluice/connectors/mysql_cdc_source.hpp"
 #include "sluice/connectors/mysql_sink.hpp"
 #include "sluice/engine/checkpoint/checkpoint_storage.hpp"

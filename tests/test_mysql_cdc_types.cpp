@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sluice/connectors/basic_sinks.hpp"
+#include "sluice/connectors/mysql_binlog.hpp"
 #include "sluice/connectors/mysql_cdc_source.hpp"
 #include "sluice/connectors/mysql_sink.hpp"
 #include "sluice/engine/runtime/executor.hpp"

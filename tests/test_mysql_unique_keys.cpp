@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <random>
 
+#include "sluice/connectors/mysql_binlog.hpp"
 #include "sluice/connectors/mysql_cdc_source.hpp"
 #include "sluice/engine/checkpoint/checkpoint_storage.hpp"
 #include "sluice/tests/mysql_support.hpp"

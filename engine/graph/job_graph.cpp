@@ -213,6 +213,16 @@ std::vector<std::string> JobGraph::validate() const {
   return problems;
 }
 
+const StreamType& JobGraph::type_of(const std::string& name) const {
+  for (const NodeDef& node : nodes_) {
+    if (node.name != name) continue;
+    if (node.kind == NodeKind::kSink)
+      return nodes_.at(static_cast<size_t>(node.inputs.at(0).from)).output;
+    return node.output;
+  }
+  throw ConfigError("job '" + name_ + "' has no operator '" + name + "'");
+}
+
 void JobGraph::check() const {
   const auto problems = validate();
   if (problems.empty()) return;

@@ -303,6 +303,9 @@ class JobGraph {
   void check() const;
 
   const std::string& name() const { return name_; }
+  /// What operator `name` emits (a sink: what it takes); throws ConfigError
+  /// for a name the graph does not have.
+  const StreamType& type_of(const std::string& name) const;
   /// The operators in the order they were added, which is a topological
   /// order. For the engine: NodeDef is in engine/graph/node_def.hpp, which
   /// is not installed.

@@ -117,6 +117,12 @@ OptionTable::OptionTable(std::vector<OptionSpec> specs) : specs_(std::move(specs
   }
 }
 
+std::vector<OptionSpec> option_specs(std::initializer_list<std::vector<OptionSpec>> groups) {
+  std::vector<OptionSpec> all;
+  for (const auto& group : groups) all.insert(all.end(), group.begin(), group.end());
+  return all;
+}
+
 OptionTable OptionTable::merged(const std::vector<OptionSpec>& more) const {
   OptionTable out = *this;
   for (const auto& spec : more) {

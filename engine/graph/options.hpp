@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -44,6 +45,11 @@ struct OptionSpec {
     return redact ? redact(value) : std::string(value);
   }
 };
+
+/// The keys of several connectors and of a job, as one list (what
+/// JobDefinition::options takes): for example
+/// `option_specs({mysql_cdc_option_specs(), mysql_sink_option_specs(), own})`.
+std::vector<OptionSpec> option_specs(std::initializer_list<std::vector<OptionSpec>> groups);
 
 /// The set of keys a job accepts: the engine's, its connectors' and its own.
 class OptionTable {

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace sluice {
+
+/// A place in the binlog: a file and a byte offset in it.
+struct BinlogPosition {
+  std::string file;
+  uint64_t offset = 0;
+
+  /// "mariadb-bin.000002:831".
+  std::string to_string() const;
+  /// Reads what to_string() writes; nullopt if `text` is not of that form.
+  static std::optional<BinlogPosition> parse(const std::string& text);
+  /// In binlog order: by file (mariadb-bin.000010 after mariadb-bin.000009,
+  /// and after mariadb-bin.999999 comes mariadb-bin.1000000), then offset.
+  friend std::strong_ordering operator<=>(const BinlogPosition& a, const BinlogPosition& b);
+  friend bool operator==(const BinlogPosition&, const BinlogPosition&) = default;
+};
+
+}  // namespace sluice
