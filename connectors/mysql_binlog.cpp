@@ -5,7 +5,6 @@
 #include <mysqld_error.h>
 #include <spdlog/spdlog.h>
 // After mysql.h, which they need.
-#include <ma_pvio.h>
 #include <mariadb_rpl.h>
 #include <poll.h>
 
@@ -16,6 +15,7 @@
 
 #include "sluice/connectors/mysql_binlog_rows.hpp"
 #include "sluice/connectors/mysql_ddl.hpp"
+#include "sluice/connectors/mysql_pvio.hpp"
 #include "sluice/engine/common/error.hpp"
 
 namespace sluice {
@@ -230,13 +230,7 @@ class BinlogStream {
   /// not wait for the server: bytes in the client library's read-ahead
   /// cache, or on the socket.
   bool has_data() const {
-    // The cache's fields are in the installed ma_pvio.h; the library has
-    // no call that says whether it holds bytes.
-    const MARIADB_PVIO* pvio = connection_->raw()->net.pvio;
-    if (pvio != nullptr && pvio->cache != nullptr &&
-        pvio->cache_pos < pvio->cache + pvio->cache_size) {
-      return true;
-    }
+    if (has_unread_bytes(connection_->raw())) return true;
     pollfd socket{.fd = static_cast<int>(mysql_get_socket(connection_->raw())), .events = POLLIN};
     return ::poll(&socket, 1, 0) > 0;
   }

@@ -387,7 +387,7 @@ class MySqlCdcSource final : public Source {
 }  // namespace
 
 std::vector<OptionSpec> mysql_cdc_option_specs() {
-  return {
+  std::vector<OptionSpec> specs{
       {.key = "source.url",
        .default_value = mysql_url_from_environment(),
        .doc = "mysql-cdc: the server to read, mysql://USER[:PASSWORD]@HOST[:PORT]/DB; the user "
@@ -414,11 +414,15 @@ std::vector<OptionSpec> mysql_cdc_option_specs() {
        .doc = "mysql-cdc: rows per snapshot query, in primary-key order",
        .min = 1},
   };
+  const std::vector<OptionSpec> tls = tls_option_specs("source.");
+  specs.insert(specs.begin() + 1, tls.begin(), tls.end());
+  return specs;
 }
 
 MySqlCdcOptions MySqlCdcOptions::from(const Config& config) {
   MySqlCdcOptions options;
-  options.url = MySqlUrl::parse(config.get_string("source.url"));
+  options.url =
+      with_tls_options(MySqlUrl::parse(config.get_string("source.url")), config, "source.");
   options.tables = split_list(config.get_string("source.table"));
   if (options.tables.empty()) throw ConfigError("option 'source.table' names no table");
   const int64_t server_id = config.get_int("source.server-id");

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <map>
 
+#include "sluice/connectors/mysql_pvio.hpp"
+
 namespace sluice {
 namespace {
 
@@ -209,7 +211,35 @@ void MySqlCanceller::remove(MySqlConnection* connection) {
 }
 
 MySqlConnection::MySqlConnection(const MySqlUrl& url, const MySqlSession& session)
-    : mysql_(mysql_init(nullptr)), timeout_(session.timeout), canceller_(session.canceller) {
+    : timeout_(session.timeout), canceller_(session.canceller) {
+  // TLS over TCP unless disabled; a server that does not offer it is met
+  // without, but only when merely preferred.
+  const bool tcp = url.socket.empty();
+  const bool tls = tcp && url.ssl_mode != SslMode::kDisabled;
+  try {
+    connect(url, session, tls);
+  } catch (const MySqlError& e) {
+    if (!tls || e.code() != CR_SSL_CONNECTION_ERROR) throw;
+    // The server does not speak TLS, or its certificate fails the check:
+    // a retry would meet the same.
+    if (url.ssl_mode != SslMode::kPreferred) {
+      throw ConfigError(std::string(e.what()) + " (ssl-mode=" + to_string(url.ssl_mode) +
+                        (url.ssl_ca.empty() ? "" : ", ssl-ca=" + url.ssl_ca) + ")");
+    }
+    connect(url, session, false);
+  }
+  if (tls && url.ssl_mode >= SslMode::kVerifyCa && !server_certificate_verified(mysql_)) {
+    mysql_close(mysql_);
+    mysql_ = nullptr;
+    throw ConfigError("connecting to " + url.to_string() + " (ssl-mode=" + to_string(url.ssl_mode) +
+                      "): the server's certificate is not signed by " +
+                      (url.ssl_ca.empty() ? "a CA (set ssl-ca)" : "the CA of " + url.ssl_ca));
+  }
+  if (canceller_) canceller_->add(this);
+}
+
+void MySqlConnection::connect(const MySqlUrl& url, const MySqlSession& session, bool tls) {
+  mysql_ = mysql_init(nullptr);
   if (mysql_ == nullptr) throw MySqlError(CR_OUT_OF_MEMORY, "mysql_init failed");
   const my_bool no = 0;
   mysql_optionsv(mysql_, MYSQL_OPT_RECONNECT, &no);
@@ -226,11 +256,23 @@ MySqlConnection::MySqlConnection(const MySqlUrl& url, const MySqlSession& sessio
   if (url.host == "localhost" && url.socket.empty()) {
     // The client library takes "localhost" for its default Unix socket;
     // a URL with a host means TCP (a socket is ?socket=PATH).
-    const unsigned tcp = MYSQL_PROTOCOL_TCP;
-    mysql_optionsv(mysql_, MYSQL_OPT_PROTOCOL, &tcp);
+    const unsigned protocol = MYSQL_PROTOCOL_TCP;
+    mysql_optionsv(mysql_, MYSQL_OPT_PROTOCOL, &protocol);
+  }
+  if (tls) {
+    const my_bool yes = 1;
+    mysql_optionsv(mysql_, MYSQL_OPT_SSL_ENFORCE, &yes);
+    const auto path = [](const std::string& file) { return file.empty() ? nullptr : file.c_str(); };
+    // With a CA the handshake checks the chain (verify-ca reads its result
+    // after); verify-identity has the library check the host name too.
+    mysql_ssl_set(mysql_, path(url.ssl_key), path(url.ssl_cert), path(url.ssl_ca), nullptr,
+                  nullptr);
+    const my_bool identity = url.ssl_mode == SslMode::kVerifyIdentity ? 1 : 0;
+    mysql_optionsv(mysql_, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &identity);
   }
   if (canceller_ && canceller_->cancelled()) {
     mysql_close(mysql_);
+    mysql_ = nullptr;
     throw MySqlError(CR_SERVER_LOST,
                      "connecting to " + url.to_string() + ": the job was cancelled");
   }
@@ -246,17 +288,18 @@ MySqlConnection::MySqlConnection(const MySqlUrl& url, const MySqlSession& sessio
     }
     const MySqlError failure = error(mysql_errno(mysql_), message);
     mysql_close(mysql_);
+    mysql_ = nullptr;
     // A user, password or database the server refuses: no retry or
     // restart helps, the configuration must change.
     if (failure.rejects_configuration()) throw ConfigError(failure.what());
     throw failure;
   }
-  if (canceller_) canceller_->add(this);
+  connected_ = true;
 }
 
 MySqlConnection::~MySqlConnection() {
   if (canceller_) canceller_->remove(this);
-  mysql_close(mysql_);
+  if (mysql_ != nullptr) mysql_close(mysql_);
 }
 
 // Called with the canceller's lock held, from any thread: shuts the socket
@@ -264,6 +307,9 @@ MySqlConnection::~MySqlConnection() {
 void MySqlConnection::cancel() { mariadb_cancel(mysql_); }
 
 MySqlError MySqlConnection::error(unsigned code, const std::string& message) const {
+  // Over TLS a connection that breaks is a TLS error ("unexpected eof"):
+  // once connected, a lost connection like any other.
+  if (code == CR_SSL_CONNECTION_ERROR && connected_) code = CR_SERVER_LOST;
   const bool lost =
       code == CR_SERVER_LOST || code == CR_SERVER_GONE_ERROR || code == CR_SERVER_LOST_EXTENDED;
   if (lost && canceller_ && canceller_->cancelled()) {

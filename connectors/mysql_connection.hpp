@@ -161,8 +161,11 @@ class MySqlConnection {
  private:
   friend class MySqlCanceller;
   void cancel();
+  // One attempt, with TLS or without, as `url` asks.
+  void connect(const MySqlUrl& url, const MySqlSession& session, bool tls);
 
-  st_mysql* mysql_;
+  st_mysql* mysql_ = nullptr;
+  bool connected_ = false;  // past mysql_real_connect()
   std::chrono::seconds timeout_;
   MySqlCanceller* canceller_;
   std::chrono::steady_clock::time_point call_started_;

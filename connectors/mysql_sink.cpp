@@ -518,7 +518,7 @@ class MySqlSink final : public Sink {
 }  // namespace
 
 std::vector<OptionSpec> mysql_sink_option_specs() {
-  return {
+  std::vector<OptionSpec> specs{
       {.key = "sink.url",
        .default_value = mysql_url_from_environment(),
        .doc = "mysql://USER[:PASSWORD]@HOST[:PORT]/DB (localhost too is TCP) or "
@@ -558,11 +558,14 @@ std::vector<OptionSpec> mysql_sink_option_specs() {
        .min = 1,
        .default_doc = "as parallelism"},
   };
+  const std::vector<OptionSpec> tls = tls_option_specs("sink.");
+  specs.insert(specs.begin() + 1, tls.begin(), tls.end());
+  return specs;
 }
 
 MySqlSinkOptions MySqlSinkOptions::from(const Config& config) {
   MySqlSinkOptions options;
-  options.url = MySqlUrl::parse(config.get_string("sink.url"));
+  options.url = with_tls_options(MySqlUrl::parse(config.get_string("sink.url")), config, "sink.");
   options.table = config.get_string("sink.table");
   if (const auto key = config.find("sink.primary-key")) options.key = split_list(*key);
   if (const auto mode = config.find("sink.mode")) options.mode = *mode == "append" ? Mode::kAppend : Mode::kUpsert;

@@ -1,7 +1,11 @@
 #include "sluice/connectors/mysql_url.hpp"
 
+#include <cctype>
 #include <charconv>
 #include <cstdlib>
+#include <iterator>
+#include <utility>
+#include <vector>
 
 #include "sluice/engine/common/error.hpp"
 
@@ -9,7 +13,11 @@ namespace sluice {
 namespace {
 
 constexpr char kShape[] =
-    "expected mysql://USER[:PASSWORD]@HOST[:PORT]/DB or mysql://USER@/DB?socket=PATH";
+    "expected mysql://USER[:PASSWORD]@HOST[:PORT]/DB or mysql://USER@/DB?socket=PATH, "
+    "parameters socket, ssl-mode, ssl-ca, ssl-cert, ssl-key joined by &";
+
+constexpr const char* kSslModes[] = {"disabled", "preferred", "required", "verify-ca",
+                                     "verify-identity"};
 
 // Decodes %XX escapes, so that a password may hold '@', ':' or '/'.
 std::string percent_decoded(std::string_view text) {
@@ -55,12 +63,28 @@ MySqlUrl MySqlUrl::parse(std::string_view url) {
   const size_t query = path.find('?');
   out.database = std::string(path.substr(0, query));
   if (out.database.empty()) throw ConfigError(std::string("sink.url: no database; ") + kShape);
-  if (query != std::string_view::npos) {
-    const std::string_view parameter = path.substr(query + 1);
-    if (parameter.substr(0, 7) != "socket=") {
+  std::string_view parameters = query == std::string_view::npos ? "" : path.substr(query + 1);
+  while (!parameters.empty()) {
+    const size_t amp = parameters.find('&');
+    const std::string_view parameter = parameters.substr(0, amp);
+    parameters = amp == std::string_view::npos ? "" : parameters.substr(amp + 1);
+    const size_t equals = parameter.find('=');
+    const std::string_view name = parameter.substr(0, equals);
+    const std::string value =
+        equals == std::string_view::npos ? "" : percent_decoded(parameter.substr(equals + 1));
+    if (name == "socket") {
+      out.socket = value;
+    } else if (name == "ssl-mode") {
+      out.ssl_mode = parse_ssl_mode(value, "sink.url: ssl-mode");
+    } else if (name == "ssl-ca") {
+      out.ssl_ca = value;
+    } else if (name == "ssl-cert") {
+      out.ssl_cert = value;
+    } else if (name == "ssl-key") {
+      out.ssl_key = value;
+    } else {
       throw ConfigError("sink.url: unknown parameter '" + std::string(parameter) + "'; " + kShape);
     }
-    out.socket = percent_decoded(parameter.substr(7));
   }
   const size_t port_colon = host_port.rfind(':');
   out.host = std::string(host_port.substr(0, port_colon));
@@ -82,8 +106,64 @@ std::string MySqlUrl::to_string() const {
   out.append(user).append(password.empty() ? "" : ":***").append("@").append(host);
   if (!host.empty()) out.append(":").append(std::to_string(port));
   out.append("/").append(database);
-  if (!socket.empty()) out.append("?socket=").append(socket);
+  std::vector<std::pair<const char*, std::string>> parameters;
+  if (!socket.empty()) parameters.emplace_back("socket", socket);
+  if (ssl_mode != SslMode::kPreferred)
+    parameters.emplace_back("ssl-mode", sluice::to_string(ssl_mode));
+  if (!ssl_ca.empty()) parameters.emplace_back("ssl-ca", ssl_ca);
+  if (!ssl_cert.empty()) parameters.emplace_back("ssl-cert", ssl_cert);
+  if (!ssl_key.empty()) parameters.emplace_back("ssl-key", ssl_key);
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    out.append(i == 0 ? "?" : "&")
+        .append(parameters[i].first)
+        .append("=")
+        .append(parameters[i].second);
+  }
   return out;
+}
+
+SslMode parse_ssl_mode(std::string_view text, const std::string& where) {
+  std::string mode(text);
+  for (char& c : mode)
+    c = c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (size_t i = 0; i < std::size(kSslModes); ++i) {
+    if (mode == kSslModes[i]) return static_cast<SslMode>(i);
+  }
+  throw ConfigError(where + ": '" + std::string(text) +
+                    "' is not one of disabled, preferred, required, verify-ca, verify-identity");
+}
+
+std::string to_string(SslMode mode) { return kSslModes[static_cast<size_t>(mode)]; }
+
+std::vector<OptionSpec> tls_option_specs(const std::string& prefix) {
+  const std::string of = "the connection to " + prefix + "url";
+  return {
+      {.key = prefix + "ssl-mode",
+       .type = OptionType::kEnum,
+       .doc = "TLS for " + of +
+              ": disabled, preferred (if the server offers it), required, "
+              "verify-ca (the certificate signed by ssl-ca), verify-identity (and for the host)",
+       .choices = {"disabled", "preferred", "required", "verify-ca", "verify-identity"},
+       .default_doc = "the URL's ssl-mode, else preferred"},
+      {.key = prefix + "ssl-ca",
+       .doc = "TLS: the CA certificate (PEM file) that signed the server's",
+       .default_doc = "the URL's ssl-ca"},
+      {.key = prefix + "ssl-cert",
+       .doc = "TLS: a client certificate (PEM file) to log in with, with ssl-key",
+       .default_doc = "the URL's ssl-cert"},
+      {.key = prefix + "ssl-key",
+       .doc = "TLS: the client certificate's private key (PEM file)",
+       .default_doc = "the URL's ssl-key"}};
+}
+
+MySqlUrl with_tls_options(MySqlUrl url, const Config& config, const std::string& prefix) {
+  if (const auto mode = config.find(prefix + "ssl-mode")) {
+    url.ssl_mode = parse_ssl_mode(*mode, prefix + "ssl-mode");
+  }
+  if (const auto ca = config.find(prefix + "ssl-ca")) url.ssl_ca = *ca;
+  if (const auto cert = config.find(prefix + "ssl-cert")) url.ssl_cert = *cert;
+  if (const auto key = config.find(prefix + "ssl-key")) url.ssl_key = *key;
+  return url;
 }
 
 std::string redacted_mysql_url(std::string_view url) {

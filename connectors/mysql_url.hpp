@@ -2,13 +2,24 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "sluice/engine/graph/options.hpp"
 
 namespace sluice {
 
+/// Whether and how a connection uses TLS, as MySQL's clients name it
+/// (`--ssl-mode`): not at all; if the server offers it; always; always,
+/// with the server's certificate signed by the CA (`ssl-ca`); and also
+/// naming the host connected to.
+enum class SslMode { kDisabled, kPreferred, kRequired, kVerifyCa, kVerifyIdentity };
+
 /// Where a MySQL/MariaDB server is and who logs in:
-/// `mysql://USER[:PASSWORD]@HOST[:PORT]/DB` or `mysql://USER@/DB?socket=PATH`.
-/// Without a password in the URL, SLUICE_MYSQL_PASSWORD supplies it. The
-/// password is never printed: to_string() masks it.
+/// `mysql://USER[:PASSWORD]@HOST[:PORT]/DB` or `mysql://USER@/DB?socket=PATH`,
+/// with TLS parameters after `?` (or `&`): `ssl-mode=disabled|preferred|
+/// required|verify-ca|verify-identity`, `ssl-ca=FILE`, `ssl-cert=FILE`,
+/// `ssl-key=FILE`. Without a password in the URL, SLUICE_MYSQL_PASSWORD
+/// supplies it. The password is never printed: to_string() masks it.
 struct MySqlUrl {
   std::string user;
   std::string password;
@@ -16,12 +27,30 @@ struct MySqlUrl {
   unsigned port = 3306;
   std::string socket;
   std::string database;
+  /// TLS: preferred over TCP unless the URL or an option says otherwise
+  /// (a unix socket never uses it).
+  SslMode ssl_mode = SslMode::kPreferred;
+  std::string ssl_ca;    ///< the CA that signed the server's certificate (PEM)
+  std::string ssl_cert;  ///< a client certificate to present (PEM), with ssl_key
+  std::string ssl_key;
 
   /// Throws ConfigError saying what a URL looks like, never echoing the password.
   static MySqlUrl parse(std::string_view url);
   /// The URL with the password shown as "***".
   std::string to_string() const;
 };
+
+/// Parses "disabled", "preferred", "required", "verify-ca" or
+/// "verify-identity" (any case, '_' for '-'); throws ConfigError naming
+/// `where` otherwise.
+SslMode parse_ssl_mode(std::string_view text, const std::string& where);
+std::string to_string(SslMode mode);
+
+/// The TLS keys of a connector whose URL is `<prefix>url`: `<prefix>ssl-mode`,
+/// `ssl-ca`, `ssl-cert`, `ssl-key`, each winning over the URL's parameter.
+std::vector<OptionSpec> tls_option_specs(const std::string& prefix);
+/// `url` with those keys of `config` applied.
+MySqlUrl with_tls_options(MySqlUrl url, const Config& config, const std::string& prefix);
 
 /// `url` as it may be shown: parsed and masked, or "(not a mysql:// URL)".
 /// An option's OptionSpec::redact.
