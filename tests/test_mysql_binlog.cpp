@@ -142,17 +142,19 @@ TEST_CASE("the binlog gives committed transactions only, skips other tables, and
   // The prepared XA transaction's changes wait for its commit; a reader
   // resuming learns where it was prepared.
   CHECK(read_changes(reader, 1).empty());
+  // (Beside other tests' XA transactions, of tables not captured here.)
   const BinlogResume held = reader.resume();
-  REQUIRE(held.prepared.size() == 1);
-  CHECK(held.prepared[0].captured);
-  CHECK(held.prepared[0].start < held.position);
+  std::vector<PreparedXa> ours = held.prepared;
+  std::erase_if(ours, [](const PreparedXa& p) { return !p.captured; });
+  REQUIRE(ours.size() == 1);
+  CHECK(ours[0].start < held.position);
 
   xa.commit();
   CHECK(read_changes(reader, 1) == std::vector<std::string>{"+I[4, 40]"});
   // No longer held (other tests' XA transactions may be, meanwhile).
   const std::vector<PreparedXa> still = reader.resume().prepared;
   CHECK(std::none_of(still.begin(), still.end(),
-                     [&](const PreparedXa& p) { return p.xid == held.prepared[0].xid; }));
+                     [&](const PreparedXa& p) { return p.xid == ours[0].xid; }));
 
   // A reader from where the first stood reads what came after, and only
   // that: the XA transaction too, from where it was prepared.

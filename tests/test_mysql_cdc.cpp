@@ -90,8 +90,9 @@ TEST_CASE("mysql-cdc: a snapshot taken during writes and the binlog after it mee
   const JobResult& result = replication.stop();
   CHECK(equal);
   CHECK(result.status == JobResult::Status::kCancelled);
-  CHECK(result.metrics.records_out("mysql-cdc") >= 3000);
-  CHECK(result.metrics.records_out("mysql-cdc") >= 3000);
+  // Every row the table ends with came out at least once (rows deleted
+  // before the snapshot reached them need not have).
+  CHECK(result.metrics.records_out("mysql-cdc") >= source.rows().size());
 }
 
 TEST_CASE("mysql-to-mysql killed mid-snapshot and mid-binlog resumes to the source's table",
