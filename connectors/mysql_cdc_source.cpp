@@ -127,10 +127,7 @@ class MySqlCdcSource final : public Source {
     idle_time_ = &context.counter("sourceIdleTime");
     if (options_.server_id == 0) {
       const SubtaskInfo& info = context.subtask();
-      options_.server_id =
-          10'000 +
-          static_cast<uint32_t>(std::hash<std::string>()(info.job_name + "/" + info.operator_name) %
-                                1'000'000'000);
+      options_.server_id = claim_server_id(info.job_name + "/" + info.operator_name);
     }
     MySqlConnection connection(options_.url, session());
     const BinlogPosition end = current_binlog_position(connection);  // checks the binlog
@@ -207,6 +204,40 @@ class MySqlCdcSource final : public Source {
 
  private:
   MySqlSession session() { return MySqlSession{.canceller = &canceller_}; }
+
+  // A replica id derived from `name` (the job's and the operator's), held
+  // on the server while the source runs: named locks on a connection of its
+  // own, one for the name and one for the id, which the server drops with
+  // the connection. Another source of the same name reading this server
+  // (the same job run elsewhere) fails this one; one whose name hashes to
+  // the same id makes this one take the next.
+  uint32_t claim_server_id(const std::string& name) {
+    claim_ = std::make_unique<MySqlConnection>(options_.url);  // idle after this: no canceller
+    const auto lock = [&](const std::string& what) {
+      // A lock name holds at most 64 characters.
+      const auto got =
+          claim_->query("SELECT GET_LOCK(" + claim_->quote(what.substr(0, 64)) + ", 0)");
+      return got.at(0).at(0).value_or("0") == "1";
+    };
+    const size_t hash = std::hash<std::string>()(name);
+    if (!lock("sluice-replica-" + std::to_string(hash) + "-" + name)) {
+      throw ConfigError("mysql-cdc " + names_ +
+                        ": another process already reads this server's "
+                        "binlog as '" +
+                        name +
+                        "' (the same job.name running elsewhere?); stop it, "
+                        "or give this run another job.name");
+    }
+    const uint32_t derived = 10'000 + static_cast<uint32_t>(hash % 1'000'000'000);
+    for (uint32_t id = derived;; ++id) {
+      if (!lock("sluice-server-id-" + std::to_string(id))) continue;
+      if (id != derived) {
+        spdlog::info("mysql-cdc {}: server id {} is another source's; reading the binlog as {}",
+                     names_, derived, id);
+      }
+      return id;
+    }
+  }
 
   std::unique_ptr<BinlogReader> make_reader() {
     return std::make_unique<BinlogReader>(options_.url, options_.server_id, *resume_, tables_,
@@ -366,6 +397,7 @@ class MySqlCdcSource final : public Source {
   std::vector<KeyOrder> orders_;  // per table
   std::string names_;             // "db.t1, db.t2"
   std::string server_;            // server_identity()
+  std::unique_ptr<MySqlConnection> claim_;  // holds the derived server id, see claim_server_id()
   std::optional<ValueState<std::vector<Value>>> state_;
   Phase phase_ = Phase::kSnapshot;
   std::optional<BinlogResume> resume_;  // unset until the snapshot began

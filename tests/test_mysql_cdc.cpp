@@ -638,6 +638,7 @@ TEST_CASE("a second run of a running mysql-to-mysql job refuses at once and leav
   const auto ended = job.signal_and_wait(SIGINT, 30s);
   REQUIRE(ended);
   INFO(ended->output);
+  INFO(ended->output);
   CHECK(ended->status == 130);
   // Once it ended, the job runs again.
   testing::BackgroundCommand again(command);
@@ -690,5 +691,40 @@ TEST_CASE("a target column the input does not fill is fine with a default, NULL 
   const auto ended = job.signal_and_wait(SIGINT, 30s);
   REQUIRE(ended);
   INFO(ended->output);
+  CHECK(ended->status == 130);
+}
+
+TEST_CASE(
+    "the same job reading the binlog from elsewhere refuses; another whose id collides takes the "
+    "next",
+    "[mysql][cdc]") {
+  testing::TempDir dir, elsewhere;
+  testing::TestTable source("cdc_source", kOrders);
+  testing::TestTable target("cdc_target", kOrders);
+  fill(source, 10);
+  const std::string name = target.name();
+  // The id the job's name derives, held as another source of Sluice would.
+  const uint32_t derived =
+      10'000 + static_cast<uint32_t>(std::hash<std::string>()(name + "/mysql-cdc") % 1'000'000'000);
+  MySqlConnection other(testing::test_mysql_url());
+  REQUIRE(other.query("SELECT GET_LOCK('sluice-server-id-" + std::to_string(derived) + "', 0)")
+              .at(0)
+              .at(0) == "1");
+  testing::BackgroundCommand job(cli_command(source, target, dir));
+  REQUIRE(testing::wait_until([&] { return target.rows() == source.rows(); }));
+  CHECK(testing::wait_until([&] {
+    return job.output().find("server id " + std::to_string(derived) + " is another source's") !=
+           std::string::npos;
+  }));
+  // The same job.name from another checkpoint directory.
+  const auto second =
+      testing::run_command("timeout 60 " + cli_command(source, target, elsewhere) + " 2>&1");
+  INFO(second.output);
+  CHECK(second.status == 2);
+  CHECK_THAT(second.output, Catch::Contains("another process already reads this server's binlog"));
+  source.connection().execute("UPDATE " + source.name() + " SET note = 'still' WHERE id = 2");
+  CHECK(testing::wait_until([&] { return target.rows() == source.rows(); }));
+  const auto ended = job.signal_and_wait(SIGINT, 30s);
+  REQUIRE(ended);
   CHECK(ended->status == 130);
 }
