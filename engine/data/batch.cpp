@@ -169,6 +169,18 @@ Batch::Batch(const Schema& schema) : schema_(&schema) {
   for (const Column& column : schema.columns()) columns_.emplace_back(column.type.id);
 }
 
+void Batch::set_table(const Schema& schema, uint32_t table) {
+  clear();
+  table_ = table;
+  if (schema_ == &schema) return;
+  schema_ = &schema;
+  columns_.resize(schema.size(), ColumnVector(TypeId::kBigint));
+  for (size_t c = 0; c < schema.size(); ++c) {
+    if (columns_[c].type() != schema.column(c).type.id)
+      columns_[c] = ColumnVector(schema.column(c).type.id);
+  }
+}
+
 uint32_t Batch::add_rows(uint32_t n, RowKind kind) {
   const uint32_t first = size();
   if (!all_selected_) {

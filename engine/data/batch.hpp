@@ -120,6 +120,13 @@ class Batch {
   explicit Batch(Schema&&) = delete;
 
   const Schema& schema() const { return *schema_; }
+  /// In a stream of several tables (StreamType::tables), which one the rows
+  /// are of; 0 in a stream of one.
+  uint32_t table() const { return table_; }
+  /// Empties the batch and makes it hold rows of table `table`, of columns
+  /// `schema` (which must outlive the batch). Columns of the types it had
+  /// keep their capacity.
+  void set_table(const Schema& schema, uint32_t table);
   /// Rows held, selected or not.
   uint32_t size() const { return static_cast<uint32_t>(kinds_.size()); }
   /// Rows selected.
@@ -232,6 +239,7 @@ class Batch {
   [[noreturn]] void throw_layout_mismatch(const Batch& from) const;
 
   const Schema* schema_;
+  uint32_t table_ = 0;
   std::vector<RowKind> kinds_;
   // Empty, or a position per row: -1 where there is none.
   std::vector<int64_t> positions_;

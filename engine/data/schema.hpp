@@ -50,4 +50,11 @@ class Schema {
   std::vector<size_t> primary_key_;
 };
 
+/// One table of a stream that carries several (a database's tables, say):
+/// its name ("shop.orders") and its columns.
+struct TableSchema {
+  std::string name;
+  Schema schema;
+};
+
 }  // namespace sluice

@@ -15,6 +15,28 @@ std::string column_list(const Schema& schema) {
   return out;
 }
 
+std::string table_list(const std::vector<TableSchema>& tables) {
+  std::string out;
+  for (const TableSchema& table : tables) out += (out.empty() ? "" : ", ") + table.name;
+  return out;
+}
+
+// The rows of one table of a stream of several.
+class TableSelect final : public Operator {
+ public:
+  explicit TableSelect(uint32_t table) : table_(table) {}
+  void process_batch(Batch& rows, Collector& out) override {
+    if (rows.table() == table_) {
+      out.emit_batch(rows);
+    } else {
+      rows.clear();
+    }
+  }
+
+ private:
+  const uint32_t table_;
+};
+
 }  // namespace
 
 JobGraph::JobGraph(std::string name) : name_(std::move(name)) {}
@@ -36,7 +58,13 @@ Stream Stream::transform(std::string name, OperatorDef def) {
 }
 
 SinkHandle Stream::sink(std::string name, SinkDef def) {
-  NodeDef node{.kind = NodeKind::kSink, .name = std::move(name), .sink = std::move(def)};
+  // A sink of several tables keeps each key's changes on one subtask by
+  // running as one.
+  const int parallelism = def.takes_tables ? 1 : 0;
+  NodeDef node{.kind = NodeKind::kSink,
+               .name = std::move(name),
+               .parallelism = parallelism,
+               .sink = std::move(def)};
   const Stream added = add(std::move(node));
   return SinkHandle(graph_, added.node_);
 }
@@ -57,6 +85,28 @@ Stream Stream::normalize(std::string name) {
     node.problems.push_back("normalize keys its state by the primary key; its input has none");
   }
   return normalized;
+}
+
+Stream Stream::table(const std::string& name) {
+  const std::vector<TableSchema>& tables = type().tables;
+  uint32_t index = 0;
+  while (index < tables.size() && tables[index].name != name) ++index;
+  StreamType output{.mode = type().mode, .key_only_deletes = type().key_only_deletes};
+  std::string problem;
+  if (index < tables.size()) {
+    output.schema = tables[index].schema;
+  } else {
+    problem = "its input carries no table '" + name + "'" +
+              (tables.empty() ? "" : "; its tables are " + table_list(tables));
+  }
+  Stream selected = transform(
+      name, OperatorDef{.create = [index](const SubtaskInfo&) -> std::unique_ptr<Operator> {
+                          return std::make_unique<TableSelect>(index);
+                        },
+                        .output = std::move(output),
+                        .takes_tables = true});
+  if (!problem.empty()) graph_->nodes_[selected.node_].problems.push_back(problem);
+  return selected;
 }
 
 Stream Stream::key_by(std::vector<std::string> columns) const {
@@ -143,6 +193,18 @@ std::vector<std::string> JobGraph::validate() const {
                          std::to_string(node.parallelism));
     }
     for (const auto& edge : node.inputs) {
+      const std::vector<TableSchema>& tables = nodes_[edge.from].output.tables;
+      const bool takes_tables =
+          node.kind == NodeKind::kSink ? node.sink.takes_tables : node.op.takes_tables;
+      if (!tables.empty() && !takes_tables) {
+        problems.push_back(who + ": its input carries several tables (" + table_list(tables) +
+                           "): select one with table(name) before it");
+      } else if (tables.empty() && takes_tables) {
+        problems.push_back(who + ": it takes a stream of several tables; its input is of one");
+      }
+      if (!tables.empty() && edge.partitioning == Partitioning::kHash) {
+        problems.push_back(who + ": key_by of a stream of several tables: select one table first");
+      }
       const Schema& input = nodes_[edge.from].output.schema;
       for (const auto& column : edge.key_columns) {
         if (!input.index_of(column)) {
@@ -189,6 +251,12 @@ std::vector<std::string> JobGraph::validate() const {
       case NodeKind::kSink: {
         has_sink = true;
         if (!node.sink.create) problems.push_back(who + ": the sink has no factory");
+        if (node.sink.takes_tables && node.parallelism != 1) {
+          problems.push_back(who +
+                             ": a sink of several tables runs with parallelism 1, so that each "
+                             "key's changes reach one subtask; got " +
+                             std::to_string(node.parallelism));
+        }
         const StreamType& input = nodes_[node.inputs.at(0).from].output;
         for (const auto& column : node.sink.key_columns) {
           if (!input.schema.index_of(column)) {

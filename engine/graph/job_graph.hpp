@@ -22,6 +22,12 @@ struct StreamType {
   /// changelog file's may). Such a stream goes only into sinks and into
   /// Stream::normalize(), which validate() checks.
   bool key_only_deletes = false;
+  /// A stream of several tables (a database's): each batch holds the rows
+  /// of one, Batch::table() indexing this list, and `schema` is empty. Only
+  /// operators and sinks that say they take such a stream get it; table()
+  /// selects one table's rows as a stream of its schema. Empty: a stream of
+  /// `schema`.
+  std::vector<TableSchema> tables;
 };
 
 using SourceFactory = std::function<std::unique_ptr<Source>(const SubtaskInfo&)>;
@@ -49,6 +55,8 @@ struct OperatorDef {
   std::optional<StreamType> output;
   /// Checks the operator against its input at validate(); returns the problems.
   std::function<std::vector<std::string>(const StreamType& input)> check;
+  /// Whether it takes a stream of several tables (StreamType::tables).
+  bool takes_tables = false;
   /// Whether it keeps keyed state (keyed_value_state(), keyed_map_state()).
   /// Then all records of a key must reach the subtask holding its state:
   /// validate() requires its input to come through key_by, unless it runs
@@ -74,6 +82,9 @@ struct SinkDef {
   std::vector<KeyImage> key_images;
   /// Checks the sink against its input at validate(); returns the problems.
   std::function<std::vector<std::string>(const StreamType& input)> check;
+  /// Whether it takes a stream of several tables (StreamType::tables),
+  /// instead of one. It then runs with the parallelism of its input.
+  bool takes_tables = false;
 };
 
 enum class Partitioning {
@@ -222,6 +233,10 @@ class Stream {
   /// It must come before any operator when the stream may carry key-only
   /// deletes.
   Stream normalize(std::string name);
+
+  /// The rows of table `name` of a stream of several tables
+  /// (StreamType::tables), as a stream of that table's columns.
+  Stream table(const std::string& name);
 
   /// The next operator receives this stream hash-partitioned by `columns`.
   Stream key_by(std::vector<std::string> columns) const;

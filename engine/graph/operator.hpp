@@ -25,6 +25,11 @@ namespace sluice {
 class Collector {
  public:
   explicit Collector(Batch& out) : out_(&out) {}
+  /// For an operator whose output is a stream of several tables: `hand_on`
+  /// hands on the rows `out` holds and empties it (before rows of another
+  /// table go in).
+  Collector(Batch& out, const std::vector<TableSchema>& tables, std::function<void()> hand_on)
+      : out_(&out), tables_(&tables), hand_on_(std::move(hand_on)) {}
 
   /// Appends `row`; throws DataError if it does not have the operator's
   /// declared columns, naming the first that does not fit.
@@ -39,6 +44,21 @@ class Collector {
     emit(row);
     out_->set_position(out_->size() - 1, position);
   }
+  /// Appends `row` as a row of table `table` (an index into the output's
+  /// StreamType::tables), in an operator whose output carries several.
+  void emit(uint32_t table, const Row& row) {
+    to_table(table);
+    emit(row);
+  }
+  /// Makes what is emitted next go to table `table` of the output's tables,
+  /// handing on the rows of another table emitted before.
+  void to_table(uint32_t table) {
+    if (tables_ == nullptr) throw std::logic_error("the operator's output is of one table");
+    const Schema& schema = tables_->at(table).schema;
+    if (&out_->schema() == &schema && out_->table() == table) return;
+    if (out_->size() > 0) hand_on_();
+    out_->set_table(schema, table);
+  }
   /// Appends a row of a batch with the same column types.
   void emit(RowRef row) { out_->append_from(row.batch(), row.index()); }
   /// Hands on every selected row of `rows` and empties it; when nothing
@@ -49,6 +69,8 @@ class Collector {
 
  private:
   Batch* out_;
+  const std::vector<TableSchema>* tables_ = nullptr;
+  std::function<void()> hand_on_;
 };
 
 /// Which subtask an instance is.

@@ -92,7 +92,8 @@ class MemberOutput {
   }
   void hand_on() {
     if (check_) check_mode(node_, batch_);
-    if (!decimals_.empty()) check_decimals(node_.output.schema, decimals_, batch_);
+    const std::vector<size_t>& decimals = tables_.empty() ? decimals_ : tables_[batch_.table()];
+    if (!decimals.empty()) check_decimals(batch_.schema(), decimals, batch_);
     if (!batch_.empty()) next_.push(batch_);
     batch_.clear();
   }
@@ -101,8 +102,17 @@ class MemberOutput {
   BatchReceiver& next_;
   const bool check_;
   const std::vector<size_t> decimals_ = decimal_columns(node_.output.schema);
+  // A stream of several tables: each one's DECIMAL columns.
+  std::vector<std::vector<size_t>> tables_ = [this] {
+    std::vector<std::vector<size_t>> out;
+    for (const TableSchema& table : node_.output.tables)
+      out.push_back(decimal_columns(table.schema));
+    return out;
+  }();
   Batch batch_{node_.output.schema};
-  Collector collector_{batch_};
+  Collector collector_ = node_.output.tables.empty()
+                             ? Collector(batch_)
+                             : Collector(batch_, node_.output.tables, [this] { hand_on(); });
 };
 
 namespace {

@@ -43,7 +43,7 @@ void RecordWriter::push(Batch& rows) {
 
 void RecordWriter::route(Lane& lane, Batch& rows, bool copy) {
   if (lane.pending.size() == 1) {
-    Pending& p = pending(lane, 0);
+    Pending& p = pending(lane, 0, rows);
     if (copy) {
       p.batch->append(rows);
     } else {
@@ -58,15 +58,21 @@ void RecordWriter::route(Lane& lane, Batch& rows, bool copy) {
   rows.for_each([&](uint32_t i) { lane.rows_of[select(lane, rows, i)].push_back(i); });
   for (size_t c = 0; c < lane.pending.size(); ++c) {
     if (lane.rows_of[c].empty()) continue;
-    Pending& p = pending(lane, c);
+    Pending& p = pending(lane, c, rows);
     p.batch->append(rows, lane.rows_of[c]);
     if (p.batch->selected() >= batch_size_) hand_over(p);
   }
 }
 
-RecordWriter::Pending& RecordWriter::pending(Lane& lane, size_t channel) {
+RecordWriter::Pending& RecordWriter::pending(Lane& lane, size_t channel, const Batch& rows) {
   Pending& p = lane.pending[channel];
+  // A batch holds one table's rows: another table's start a new one.
+  const auto other_table = [&] {
+    return p.batch->table() != rows.table() || &p.batch->schema() != &rows.schema();
+  };
+  if (p.batch && !p.batch->empty() && other_table()) hand_over(p);
   if (!p.batch) p.batch = p.channel->acquire();
+  if (other_table()) p.batch->set_table(rows.schema(), rows.table());
   return p;
 }
 

@@ -63,7 +63,8 @@ class RecordWriter final : public BatchReceiver {
   /// Into one lane; `copy` leaves `rows` as it is, for the next lane.
   void route(Lane& lane, Batch& rows, bool copy);
   size_t select(Lane& lane, const Batch& rows, uint32_t row);
-  Pending& pending(Lane& lane, size_t channel);
+  /// Channel `channel`'s pending batch, ready for rows of the table `rows` holds.
+  Pending& pending(Lane& lane, size_t channel, const Batch& rows);
   /// Pushes `p`'s batch, waiting while its channel is full.
   void hand_over(Pending& p);
 
