@@ -147,11 +147,13 @@ BinlogPosition current_binlog_position(MySqlConnection& connection) {
 }
 
 CapturedTable capture_table(MySqlConnection& connection, const std::string& table,
-                            const std::vector<std::string>& keep) {
-  const TableInfo info = connection.describe_table(table);
-  CapturedTable captured{.database = connection.query("SELECT DATABASE()").at(0).at(0).value_or(""),
-                         .table = table,
-                         .schema = info.schema()};
+                            const std::vector<std::string>& keep, const std::string& database) {
+  const TableInfo info = connection.describe_table(table, database);
+  CapturedTable captured{
+      .database = database.empty() ? connection.query("SELECT DATABASE()").at(0).at(0).value_or("")
+                                   : database,
+      .table = table,
+      .schema = info.schema()};
   Charsets charsets(connection);
   for (const TableColumn& column : info.columns) {
     const bool kept =

@@ -41,12 +41,13 @@ struct CapturedTable {
   std::set<std::string> read_past;
 };
 
-/// `table` of the connection's database, read from information_schema.
-/// Throws ConfigError for a missing table or a column type the binlog
-/// reader does not take, naming it; unless `keep` names the columns the
-/// job keeps and that column is not among them: it is read past.
+/// `table` of `database` (empty: the connection's), read from
+/// information_schema. Throws ConfigError for a missing table or a column
+/// type the binlog reader does not take, naming it; unless `keep` names the
+/// columns the job keeps and that column is not among them: it is read past.
 CapturedTable capture_table(MySqlConnection& connection, const std::string& table,
-                            const std::vector<std::string>& keep = {});
+                            const std::vector<std::string>& keep = {},
+                            const std::string& database = "");
 
 /// An XA transaction prepared and not yet committed or rolled back. Its
 /// changes are in the binlog where it was prepared, and count when it

@@ -2,10 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <regex>
 
 #include "sluice/connectors/mysql_binlog.hpp"
 #include "sluice/connectors/mysql_key_order.hpp"
@@ -111,8 +113,9 @@ int64_t millis_since(std::chrono::system_clock::time_point then,
 class MySqlCdcSource final : public Source {
  public:
   MySqlCdcSource(MySqlCdcOptions options, std::vector<CapturedTable> tables)
-      : options_(std::move(options)), tables_(std::move(tables)), schema_(tables_.front().schema) {
-    key_ = schema_.primary_key();
+      : options_(std::move(options)),
+        tables_(std::move(tables)),
+        several_(!options_.patterns.empty()) {
     for (const CapturedTable& table : tables_) {
       orders_.emplace_back(table);
       names_ += (names_.empty() ? "" : ", ") + table.database + "." + table.table;
@@ -175,7 +178,7 @@ class MySqlCdcSource final : public Source {
     changes_.clear();
     reader_->read(changes_);
     resume_ = reader_->resume();
-    for (const BinlogChange& change : changes_) out.emit(change.row);
+    for (const BinlogChange& change : changes_) emit(out, change.table, change.row);
     report_lag(*reader_, !changes_.empty());
     if (changes_.empty())
       return reader_->idle() ? PollResult::kNothingAvailable : PollResult::kMoreAvailable;
@@ -312,7 +315,9 @@ class MySqlCdcSource final : public Source {
     catch_up_->read(changes_);
     std::vector<std::vector<Value>> keys;
     for (const BinlogChange& change : changes_) {
-      if (change.table == table_index_ && !last_key_.empty()) keys.push_back(key_of(change.row));
+      if (change.table == table_index_ && !last_key_.empty()) {
+        keys.push_back(key_of(change.table, change.row));
+      }
     }
     const std::vector<bool> after = keys.empty()
                                         ? std::vector<bool>{}
@@ -332,7 +337,7 @@ class MySqlCdcSource final : public Source {
           (row.kind == RowKind::kUpdateBefore && (i + 1 == changes_.size() || !emitted[i + 1])) ||
           (row.kind == RowKind::kUpdateAfter && (i == 0 || !emitted[i - 1]));
       if (half) row.kind = row.kind == RowKind::kUpdateBefore ? RowKind::kDelete : RowKind::kInsert;
-      out.emit(row);
+      emit(out, changes_[i].table, row);
     }
     resume_ = catch_up_->resume();
     if (catch_up_->stopped()) {
@@ -342,40 +347,51 @@ class MySqlCdcSource final : public Source {
     }
   }
 
-  std::vector<Value> key_of(const Row& row) const {
+  std::vector<Value> key_of(size_t table, const Row& row) const {
     std::vector<Value> key;
-    for (size_t k : key_) key.push_back(row.fields[k]);
+    for (size_t k : tables_[table].schema.primary_key()) key.push_back(row.fields[k]);
     return key;
+  }
+
+  // Into the stream of several tables, or of the one all tables share.
+  void emit(Collector& out, size_t table, const Row& row) const {
+    if (several_) {
+      out.emit(static_cast<uint32_t>(table), row);
+    } else {
+      out.emit(row);
+    }
   }
 
   // The next chunk of the snapshot: of the table at table_index_, in key
   // order after last_key_.
   void read_chunk(Collector& out) {
     const CapturedTable& table = tables_[table_index_];
+    const Schema& schema = table.schema;
     const KeyOrder& order = orders_[table_index_];
     std::string columns;
-    for (size_t c = 0; c < schema_.size(); ++c) {
-      const std::string name = quote_identifier(schema_.column(c).name);
+    for (size_t c = 0; c < schema.size(); ++c) {
+      const std::string name = quote_identifier(schema.column(c).name);
       // A FLOAT as the double the binlog gives for it, not its shortest text.
       const bool is_float = table.columns[c].column_type.rfind("float", 0) == 0;
-      const bool read_past = table.read_past.contains(schema_.column(c).name);
+      const bool read_past = table.read_past.contains(schema.column(c).name);
       columns += (c ? ", " : "") + (read_past  ? "NULL"
                                     : is_float ? "CAST(" + name + " AS DOUBLE)"
                                                : name);
     }
-    std::string sql = "SELECT " + columns + " FROM " + quote_identifier(table.table);
+    std::string sql = "SELECT " + columns + " FROM " + quote_identifier(table.database) + "." +
+                      quote_identifier(table.table);
     if (!last_key_.empty()) sql += " WHERE " + order.after(*snapshot_, last_key_);
     sql += " ORDER BY " + order.columns() + " LIMIT " + std::to_string(options_.chunk_rows);
     const auto rows = snapshot_->query(sql);
     for (const auto& text : rows) {
       Row row;
       row.kind = RowKind::kInsert;
-      row.fields.reserve(schema_.size());
-      for (size_t c = 0; c < schema_.size(); ++c) {
-        row.fields.push_back(text[c] ? field_value(*text[c], schema_.column(c).type) : Value());
+      row.fields.reserve(schema.size());
+      for (size_t c = 0; c < schema.size(); ++c) {
+        row.fields.push_back(text[c] ? field_value(*text[c], schema.column(c).type) : Value());
       }
-      out.emit(row);
-      last_key_ = key_of(row);
+      emit(out, table_index_, row);
+      last_key_ = key_of(table_index_, row);
     }
     fault_point("cdc-snapshot-chunk");
     if (rows.size() < options_.chunk_rows) {
@@ -392,8 +408,7 @@ class MySqlCdcSource final : public Source {
 
   MySqlCdcOptions options_;
   const std::vector<CapturedTable> tables_;
-  const Schema schema_;  // every table's
-  std::vector<size_t> key_;
+  const bool several_;            // a stream of several tables, not of one they share
   std::vector<KeyOrder> orders_;  // per table
   std::string names_;             // "db.t1, db.t2"
   std::string server_;            // server_identity()
@@ -428,7 +443,11 @@ std::vector<OptionSpec> mysql_cdc_option_specs() {
        .redact = redacted_mysql_url},
       {.key = "source.table",
        .doc = "mysql-cdc: the table whose changes are read, or several of the same columns "
-              "and key, comma-separated"},
+              "and key, comma-separated, as one stream"},
+      {.key = "source.tables",
+       .doc = "mysql-cdc: db.table regular expressions, comma-separated (shop.orders_[0-9]+, "
+              "shop.*): every table they match, each with its own columns, read through one "
+              "binlog connection; instead of source.table"},
       {.key = "source.server-id",
        .type = OptionType::kInteger,
        .default_value = "0",
@@ -455,8 +474,14 @@ MySqlCdcOptions MySqlCdcOptions::from(const Config& config) {
   MySqlCdcOptions options;
   options.url =
       with_tls_options(MySqlUrl::parse(config.get_string("source.url")), config, "source.");
-  options.tables = split_list(config.get_string("source.table"));
-  if (options.tables.empty()) throw ConfigError("option 'source.table' names no table");
+  if (const auto patterns = config.find("source.tables")) options.patterns = split_list(*patterns);
+  if (const auto tables = config.find("source.table")) options.tables = split_list(*tables);
+  if (!options.patterns.empty() && !options.tables.empty()) {
+    throw ConfigError("options 'source.table' and 'source.tables' are both set: give one");
+  }
+  if (options.tables.empty() && options.patterns.empty()) {
+    throw ConfigError("option 'source.table' (or 'source.tables') names no table");
+  }
   const int64_t server_id = config.get_int("source.server-id");
   if (server_id < 0 || server_id > 0xffffffffLL) {
     throw ConfigError("option 'source.server-id' expects 0 to 4294967295, got " +
@@ -484,12 +509,71 @@ MySqlCdcOptions MySqlCdcOptions::from(const Config& config) {
   return options;
 }
 
+std::vector<TableName> match_tables(MySqlConnection& connection,
+                                    const std::vector<std::string>& patterns) {
+  // Each part's expression: '\.' is the expression's '.', '*' alone any name.
+  const auto expression = [](std::string part) {
+    if (part == "*") return std::string(".*");
+    std::string out;
+    for (size_t i = 0; i < part.size(); ++i) {
+      if (part[i] == '\\' && i + 1 < part.size() && part[i + 1] == '.') {
+        out += '.';
+        ++i;
+      } else {
+        out += part[i];
+      }
+    }
+    return out;
+  };
+  std::vector<std::pair<std::regex, std::regex>> compiled;
+  for (const std::string& pattern : patterns) {
+    size_t dot = 0;
+    while (dot < pattern.size() && (pattern[dot] != '.' || (dot > 0 && pattern[dot - 1] == '\\')))
+      ++dot;
+    if (dot == 0 || dot + 1 >= pattern.size()) {
+      throw ConfigError("option 'source.tables': '" + pattern +
+                        "' is not of the form database.table (regular expressions, as "
+                        "shop.orders_[0-9]+ or shop.*)");
+    }
+    try {
+      compiled.emplace_back(std::regex(expression(pattern.substr(0, dot))),
+                            std::regex(expression(pattern.substr(dot + 1))));
+    } catch (const std::regex_error& e) {
+      throw ConfigError("option 'source.tables': '" + pattern +
+                        "' is not a regular expression: " + e.what());
+    }
+  }
+  std::vector<TableName> out;
+  for (const auto& row : connection.query(
+           "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE = "
+           "'BASE TABLE' AND TABLE_SCHEMA NOT IN ('mysql', 'information_schema', "
+           "'performance_schema', 'sys')")) {
+    TableName name{row.at(0).value_or(""), row.at(1).value_or("")};
+    for (const auto& [database, table] : compiled) {
+      if (std::regex_match(name.database, database) && std::regex_match(name.table, table)) {
+        out.push_back(std::move(name));
+        break;
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());  // by their bytes, whatever the server's collation
+  return out;
+}
+
 std::vector<CapturedTable> capture_tables(const MySqlCdcOptions& options,
                                           const std::vector<std::string>& keep) {
   MySqlConnection connection(options.url);
   std::vector<CapturedTable> tables;
   for (const std::string& table : options.tables)
     tables.push_back(capture_table(connection, table, keep));
+  if (options.patterns.empty()) return tables;
+  for (const TableName& name : match_tables(connection, options.patterns))
+    tables.push_back(capture_table(connection, name.table, keep, name.database));
+  if (tables.empty()) {
+    std::string patterns;
+    for (const std::string& p : options.patterns) patterns += (patterns.empty() ? "" : ", ") + p;
+    throw ConfigError("option 'source.tables' (" + patterns + ") matches no table of the server");
+  }
   return tables;
 }
 
@@ -499,6 +583,22 @@ SourceDef mysql_cdc_source(const MySqlCdcOptions& options) {
 
 SourceDef mysql_cdc_source(const MySqlCdcOptions& options, std::vector<CapturedTable> tables) {
   if (tables.empty()) throw ConfigError("the mysql-cdc source has no table to read");
+  for (const CapturedTable& table : tables) {
+    if (!table.schema.has_primary_key()) {
+      throw ConfigError("table '" + table.database + "." + table.table +
+                        "' has no primary key: the mysql-cdc source keys its changes by it");
+    }
+  }
+  const auto create = [options, tables](const SubtaskInfo&) -> std::unique_ptr<Source> {
+    return std::make_unique<MySqlCdcSource>(options, tables);
+  };
+  if (!options.patterns.empty()) {
+    StreamType output{.mode = ChangelogMode::all()};
+    for (const CapturedTable& table : tables)
+      output.tables.push_back({table.database + "." + table.table, table.schema});
+    return SourceDef{
+        .output = std::move(output), .create = create, .rate = options.rate, .max_parallelism = 1};
+  }
   const Schema& schema = tables.front().schema;
   const auto types = [](const CapturedTable& table) {
     std::vector<std::string> out;
@@ -506,10 +606,6 @@ SourceDef mysql_cdc_source(const MySqlCdcOptions& options, std::vector<CapturedT
     return out;
   };
   for (const CapturedTable& table : tables) {
-    if (!table.schema.has_primary_key()) {
-      throw ConfigError("table '" + table.table +
-                        "' has no primary key: the mysql-cdc source keys its changes by it");
-    }
     if (table.schema.to_string() != schema.to_string() || types(table) != types(tables.front())) {
       throw ConfigError(
           "tables '" + tables.front().table + "' (" + schema.to_string() + ") and '" + table.table +
@@ -519,9 +615,7 @@ SourceDef mysql_cdc_source(const MySqlCdcOptions& options, std::vector<CapturedT
   }
   return SourceDef{
       .output = {schema, ChangelogMode::all(), false},
-      .create = [options, tables](const SubtaskInfo&) -> std::unique_ptr<Source> {
-        return std::make_unique<MySqlCdcSource>(options, tables);
-      },
+      .create = create,
       .rate = options.rate,
       .max_parallelism = 1,
   };

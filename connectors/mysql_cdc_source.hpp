@@ -1,5 +1,6 @@
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,20 +16,27 @@ namespace sluice {
 /// gives them: first a snapshot of their rows (+I), read in one consistent
 /// transaction in primary-key chunks, then every committed change from the
 /// binlog position the snapshot was taken at (+I, -U/+U, -D), so that the
-/// two meet with no gap and no duplicate. Several tables (shards of one
-/// table, say) must have the same columns and key; their changes make one
-/// stream. Its checkpointed state names the server and the tables, and
-/// where it is: in the snapshot, the table and the last key it emitted and
-/// the binlog position those rows are as of; in the binlog, the transaction
-/// and how many of its changes it emitted, and the XA transactions
-/// prepared before it. A restore gives every change after the checkpoint
-/// once: in the snapshot it takes a new one, first brings the rows it
-/// emitted up to that snapshot's position from the binlog, then reads the
-/// rest. It runs with parallelism 1, and hands control back to its task at
-/// least every 100 ms whatever the server sends.
+/// two meet with no gap and no duplicate. The tables of `tables` (shards of
+/// one table, say) must have the same columns and key; their changes make
+/// one stream. The tables `patterns` match make a stream of several
+/// tables, each of its own columns. Its checkpointed state names the server
+/// and the tables, and where it is: in the snapshot, the table and the last
+/// key it emitted and the binlog position those rows are as of; in the
+/// binlog, the transaction and how many of its changes it emitted, and the
+/// XA transactions prepared before it. A restore gives every change after
+/// the checkpoint once: in the snapshot it takes a new one, first brings
+/// the rows it emitted up to that snapshot's position from the binlog, then
+/// reads the rest. It runs with parallelism 1, and hands control back to
+/// its task at least every 100 ms whatever the server sends.
 struct MySqlCdcOptions {
   MySqlUrl url;
+  /// Tables of the URL's database whose changes make one stream: shards of
+  /// one table, with the same columns and key.
   std::vector<std::string> tables;
+  /// Or: `db.table` patterns (match_tables()); the tables they match make a
+  /// stream of several tables (StreamType::tables, named "db.table"), each
+  /// with its own columns and key, read through one binlog connection.
+  std::vector<std::string> patterns;
   /// The id it reads the binlog under, unique among the server's replicas;
   /// 0 picks one from the job's and the operator's names.
   uint32_t server_id = 0;
@@ -51,6 +59,26 @@ struct MySqlCdcOptions {
 
 std::vector<OptionSpec> mysql_cdc_option_specs();
 
+class MySqlConnection;
+
+/// A table as database and name.
+struct TableName {
+  std::string database;
+  std::string table;
+  /// "db.table".
+  std::string to_string() const { return database + "." + table; }
+  friend auto operator<=>(const TableName&, const TableName&) = default;
+};
+
+/// The base tables of the server that one of `patterns` matches, ordered by
+/// database and name, as Flink CDC's `tables` option reads them: a pattern
+/// is a regular expression for the database, a '.', and one for the table;
+/// '\.' stands for the regular expression's '.' (any character), and '*'
+/// alone for any name. The server's own databases never match. Throws
+/// ConfigError for a pattern that is not of that form.
+std::vector<TableName> match_tables(MySqlConnection& connection,
+                                    const std::vector<std::string>& patterns);
+
 /// The source, as a graph node: the tables of `options.tables`, whose
 /// columns (in the table's order, with its primary key) are its output's,
 /// read from the server now. Throws ConfigError for a table that is
@@ -61,8 +89,9 @@ SourceDef mysql_cdc_source(const MySqlCdcOptions& options);
 struct CapturedTable;
 /// The same for `tables` already read (capture_tables()).
 SourceDef mysql_cdc_source(const MySqlCdcOptions& options, std::vector<CapturedTable> tables);
-/// capture_table() of each of `options.tables`, `keep` the columns the job
-/// keeps (empty: all).
+/// capture_table() of each of `options.tables`, or of the tables
+/// `options.patterns` match, `keep` the columns the job keeps (empty: all).
+/// Throws ConfigError when the patterns match no table.
 std::vector<CapturedTable> capture_tables(const MySqlCdcOptions& options,
                                           const std::vector<std::string>& keep = {});
 

@@ -145,6 +145,26 @@ std::string create_table_sql(const std::string& table, const Schema& schema,
   return sql + ")";
 }
 
+std::string create_table_sql(const std::string& table, const TableInfo& like) {
+  std::string sql = "CREATE TABLE " + table + " (";
+  for (size_t i = 0; i < like.columns.size(); ++i) {
+    const TableColumn& c = like.columns[i];
+    sql += (i == 0 ? "" : ", ") + quote_identifier(c.name) + " " + c.column_type;
+    if (!c.charset.empty()) sql += " CHARACTER SET " + c.charset + " COLLATE " + c.collation;
+    sql += c.nullable ? " NULL" : " NOT NULL";
+  }
+  if (!like.primary_key.empty()) {
+    sql += ", PRIMARY KEY (";
+    for (size_t k = 0; k < like.primary_key.size(); ++k) {
+      sql += (k == 0 ? "" : ", ") + quote_identifier(like.primary_key[k]);
+    }
+    sql += ")";
+  }
+  sql += ")";
+  if (!like.collation.empty()) sql += " COLLATE=" + like.collation;
+  return sql;
+}
+
 std::vector<std::string> TableColumn::members() const {
   // enum('a','it''s',…): quoted, a quote inside doubled.
   std::vector<std::string> out;
@@ -377,21 +397,23 @@ uint64_t MySqlConnection::max_allowed_packet() {
   return std::stoull(rows.at(0).at(0).value());
 }
 
-TableInfo MySqlConnection::describe_table(const std::string& table) {
-  if (std::optional<TableInfo> info = find_table(table)) return std::move(*info);
-  const auto db = query("SELECT DATABASE()");
-  throw ConfigError("table '" + table + "' does not exist in database '" +
-                    db.at(0).at(0).value_or("?") + "'");
+TableInfo MySqlConnection::describe_table(const std::string& table, const std::string& database) {
+  if (std::optional<TableInfo> info = find_table(table, database)) return std::move(*info);
+  const std::string db =
+      database.empty() ? query("SELECT DATABASE()").at(0).at(0).value_or("?") : database;
+  throw ConfigError("table '" + table + "' does not exist in database '" + db + "'");
 }
 
-std::optional<TableInfo> MySqlConnection::find_table(const std::string& table) {
+std::optional<TableInfo> MySqlConnection::find_table(const std::string& table,
+                                                     const std::string& database) {
+  const std::string schema = database.empty() ? "DATABASE()" : quote(database);
   TableInfo info;
   for (const auto& row :
        query("SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, CHARACTER_SET_NAME, "
              "COLLATION_NAME, CHARACTER_OCTET_LENGTH, COLUMN_DEFAULT IS NOT NULL OR "
              "EXTRA LIKE '%auto_increment%' OR EXTRA LIKE '%GENERATED%' "
-             "FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = " +
-             quote(table) + " ORDER BY ORDINAL_POSITION")) {
+             "FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = " +
+             schema + " AND TABLE_NAME = " + quote(table) + " ORDER BY ORDINAL_POSITION")) {
     // (A nullable column without a default gets NULL.)
     info.columns.push_back({.name = *row[0],
                             .column_type = *row[1],
@@ -405,8 +427,9 @@ std::optional<TableInfo> MySqlConnection::find_table(const std::string& table) {
   std::map<std::string, TableIndex> unique;
   for (const auto& row :
        query("SELECT INDEX_NAME, COLUMN_NAME, SUB_PART FROM information_schema.STATISTICS "
-             "WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = " +
-             quote(table) + " AND NON_UNIQUE = 0 ORDER BY INDEX_NAME, SEQ_IN_INDEX")) {
+             "WHERE TABLE_SCHEMA = " +
+             schema + " AND TABLE_NAME = " + quote(table) +
+             " AND NON_UNIQUE = 0 ORDER BY INDEX_NAME, SEQ_IN_INDEX")) {
     TableIndex& index = unique[*row[0]];
     index.name = *row[0];
     index.columns.push_back(*row[1]);
@@ -416,6 +439,10 @@ std::optional<TableInfo> MySqlConnection::find_table(const std::string& table) {
     if (name == "PRIMARY") info.primary_key = index.columns;
     info.unique_keys.push_back(std::move(index));
   }
+  const auto collation =
+      query("SELECT TABLE_COLLATION FROM information_schema.TABLES WHERE TABLE_SCHEMA = " + schema +
+            " AND TABLE_NAME = " + quote(table));
+  if (!collation.empty()) info.collation = collation.at(0).at(0).value_or("");
   return info;
 }
 

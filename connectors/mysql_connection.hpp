@@ -77,6 +77,7 @@ struct TableInfo {
   std::vector<TableColumn> columns;
   std::vector<std::string> primary_key;
   std::vector<TableIndex> unique_keys;  ///< every unique index, PRIMARY too
+  std::string collation;                ///< the table's default collation
 
   /// The column named `name`, or null.
   const TableColumn* column(std::string_view name) const;
@@ -88,6 +89,11 @@ struct TableInfo {
 /// by `key` (none: no primary key): what to suggest when it is missing.
 std::string create_table_sql(const std::string& table, const Schema& schema,
                              const std::vector<std::string>& key);
+
+/// A CREATE TABLE for `table` (a quoted name) with the columns, their
+/// types, charsets and collations, the primary key and the default
+/// collation of `like`: a copy of a table's shape, for its rows.
+std::string create_table_sql(const std::string& table, const TableInfo& like);
 
 class MySqlConnection;
 
@@ -146,10 +152,11 @@ class MySqlConnection {
   std::string quote(std::string_view text);
   /// The server's max_allowed_packet.
   uint64_t max_allowed_packet();
-  /// The table's columns and keys; throws ConfigError if there is no such table.
-  TableInfo describe_table(const std::string& table);
+  /// The columns and keys of `table` of `database` (empty: the connection's
+  /// database); throws ConfigError if there is no such table.
+  TableInfo describe_table(const std::string& table, const std::string& database = "");
   /// The same, or nullopt when the database has no such table.
-  std::optional<TableInfo> find_table(const std::string& table);
+  std::optional<TableInfo> find_table(const std::string& table, const std::string& database = "");
 
   st_mysql* raw() const { return mysql_; }
   /// Marks the start of a call to the server, for the error it may end in.

@@ -566,7 +566,7 @@ std::vector<OptionSpec> mysql_sink_option_specs() {
 MySqlSinkOptions MySqlSinkOptions::from(const Config& config) {
   MySqlSinkOptions options;
   options.url = with_tls_options(MySqlUrl::parse(config.get_string("sink.url")), config, "sink.");
-  options.table = config.get_string("sink.table");
+  if (const auto table = config.find("sink.table")) options.table = *table;
   if (const auto key = config.find("sink.primary-key")) options.key = split_list(*key);
   if (const auto mode = config.find("sink.mode")) options.mode = *mode == "append" ? Mode::kAppend : Mode::kUpsert;
   options.max_rows = static_cast<size_t>(config.get_int("sink.buffer-flush.max-rows"));
@@ -604,6 +604,9 @@ std::vector<KeyImage> key_images(const MySqlSinkOptions& options, const Schema& 
 }
 
 SinkDef mysql_sink(const MySqlSinkOptions& options, const Schema& input) {
+  if (options.table.empty()) {
+    throw ConfigError("option 'sink.table' is required (the target table)");
+  }
   const std::vector<std::string> key = options.key.empty() ? input.primary_key_names() : options.key;
   const MySqlSinkOptions::Mode mode = mode_of(options, key);
   SinkDef def;

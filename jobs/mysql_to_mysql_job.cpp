@@ -3,10 +3,13 @@
 // the MySQL sink. The source table's columns are the job's schema.
 #include "sluice/jobs/mysql_to_mysql_job.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include "sluice/cli/flink_sql.hpp"
 #include "sluice/connectors/mysql_binlog.hpp"
 #include "sluice/connectors/mysql_cdc_source.hpp"
 #include "sluice/connectors/mysql_sink.hpp"
+#include "sluice/connectors/mysql_tables_sink.hpp"
 #include "sluice/engine/graph/node_def.hpp"
 #include "sluice/jobs/changelog_to_mysql_job.hpp"
 #include "sluice/transforms/project.hpp"
@@ -14,8 +17,40 @@
 namespace sluice {
 namespace {
 
+// Every table `source.tables` matches, each into the table of its name in
+// the sink's database.
+void build_tables(const Config& config, JobGraph& graph, const MySqlCdcOptions& source) {
+  for (const char* key : {"sink.table", "sink.primary-key", "transform.columns"}) {
+    if (config.find(key)) {
+      throw ConfigError("option '" + std::string(key) +
+                        "' is for one table; with 'source.tables' each table is written whole "
+                        "into the table of its name in sink.url's database");
+    }
+  }
+  MySqlSinkOptions sink = MySqlSinkOptions::from(config);
+  if (sink.parallelism > 1) {
+    spdlog::warn(
+        "mysql sink: the tables of source.tables are written by one subtask, in order "
+        "(not {})",
+        sink.parallelism);
+  }
+  const std::vector<CapturedTable> tables = capture_tables(source);
+  std::vector<MySqlTableTarget> targets;
+  MySqlConnection connection(source.url);
+  for (const CapturedTable& table : tables) {
+    targets.push_back({table.table, connection.describe_table(table.table, table.database)});
+  }
+  Stream changes = graph.source("mysql-cdc", mysql_cdc_source(source, tables));
+  changes.sink("mysql", mysql_tables_sink(sink, changes.type().tables, std::move(targets),
+                                          config.get_bool("sink.create-tables")));
+}
+
 void build(const Config& config, JobGraph& graph) {
   const MySqlCdcOptions source = MySqlCdcOptions::from(config);
+  if (!source.patterns.empty()) {
+    build_tables(config, graph, source);
+    return;
+  }
   // The projection first: a column it drops may be of a type the source
   // does not take.
   const std::optional<std::string> columns = config.find("transform.columns");
@@ -27,6 +62,9 @@ void build(const Config& config, JobGraph& graph) {
 }
 
 std::string as_flink_sql(const Config& config, const JobGraph& graph) {
+  if (config.find("source.tables")) {
+    throw ConfigError("describe --as flink-sql does not write a job of several tables yet");
+  }
   const Schema& source = graph.nodes().front().output.schema;
   const Schema& written = graph.nodes().at(graph.nodes().size() - 2).output.schema;
   const std::string table = config.get_string("sink.table");
@@ -48,7 +86,13 @@ JobDefinition mysql_to_mysql_job() {
                     mysql_sink_option_specs(),
                     {{.key = "transform.columns",
                       .doc = "mysql-to-mysql: the columns to keep, comma-separated (the key "
-                             "among them); all when unset"}}});
+                             "among them); all when unset"},
+                     {.key = "sink.create-tables",
+                      .type = OptionType::kBoolean,
+                      .default_value = "true",
+                      .doc = "mysql-to-mysql with source.tables: create a missing target table "
+                             "like its source (columns, types, charsets, collations, primary "
+                             "key)"}}});
   return {.name = "mysql-to-mysql",
           .summary = "a MySQL table's changes, snapshot then binlog, replicated into another table",
           .options = options,

@@ -1,0 +1,270 @@
+#include <signal.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "sluice/connectors/mysql_cdc_source.hpp"
+#include "sluice/connectors/mysql_xa.hpp"
+#include "sluice/tests/mysql_support.hpp"
+#include "sluice/tests/support.hpp"
+
+using namespace sluice;
+
+namespace {
+
+// The test server's URL with database `database`, as text for a command line.
+std::string url_of(const std::string& database) {
+  std::string url = testing::test_mysql_url_text();
+  const size_t slash = url.find('/', url.find('@'));
+  const size_t end = url.find('?', slash);
+  return url.substr(0, slash + 1) + database + (end == std::string::npos ? "" : url.substr(end));
+}
+
+std::vector<std::vector<std::optional<std::string>>> rows_of(MySqlConnection& sql,
+                                                             const std::string& database,
+                                                             const std::string& table) {
+  return sql.query("SELECT * FROM " + quote_identifier(database) + "." + quote_identifier(table) +
+                   " ORDER BY 1, 2");
+}
+
+// What information_schema says of a table's columns: name, type, charset,
+// collation, nullability, key; and its default collation.
+std::vector<std::vector<std::optional<std::string>>> shape_of(MySqlConnection& sql,
+                                                              const std::string& database,
+                                                              const std::string& table) {
+  auto shape = sql.query(
+      "SELECT COLUMN_NAME, COLUMN_TYPE, CHARACTER_SET_NAME, COLLATION_NAME, IS_NULLABLE, "
+      "COLUMN_KEY FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = " +
+      sql.quote(database) + " AND TABLE_NAME = " + sql.quote(table) + " ORDER BY ORDINAL_POSITION");
+  auto collation = sql.query("SELECT TABLE_COLLATION FROM information_schema.TABLES WHERE " +
+                             std::string("TABLE_SCHEMA = ") + sql.quote(database) +
+                             " AND TABLE_NAME = " + sql.quote(table));
+  shape.insert(shape.end(), collation.begin(), collation.end());
+  return shape;
+}
+
+// A small shop, as CREATE TABLE <name> <definition>: tables of different
+// columns, keys and charsets, and one the job does not capture.
+const std::vector<std::pair<std::string, std::string>> kShop = {
+    {"customers",
+     "(id INT PRIMARY KEY, name VARCHAR(40) CHARACTER SET latin1 COLLATE latin1_german1_ci NOT "
+     "NULL, email VARCHAR(80), since DATE) DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci"},
+    {"orders_1",
+     "(id BIGINT PRIMARY KEY, customer INT NOT NULL, amount DECIMAL(12,2), note TEXT, created "
+     "DATETIME(3))"},
+    {"orders_2",
+     "(id BIGINT PRIMARY KEY, customer INT NOT NULL, amount DECIMAL(12,2), note TEXT, created "
+     "DATETIME(3))"},
+    {"items",
+     "(order_id BIGINT, line SMALLINT UNSIGNED, sku CHAR(8) CHARACTER SET ascii, qty INT, "
+     "PRIMARY KEY (order_id, line))"},
+    {"audit_log", "(id BIGINT AUTO_INCREMENT PRIMARY KEY, what VARCHAR(40))"},
+};
+const std::vector<std::string> kCaptured = {"customers", "items", "orders_1", "orders_2"};
+
+// `n` random autocommitted changes over the shop's tables, `round` making
+// new keys its own.
+void change_shop(MySqlConnection& sql, std::mt19937& random, int n, int round) {
+  for (int i = 0; i < n; ++i) {
+    const std::string k = std::to_string(static_cast<int>(random() % 60) + 1);
+    const std::string fresh = std::to_string(100000 * (round + 1) + i);
+    switch (random() % 9) {
+      case 0:
+        sql.execute("UPDATE customers SET name = CONCAT(name, 'ä'), email = NULL WHERE id = " + k);
+        break;
+      case 1:
+        sql.execute("INSERT INTO customers VALUES (" + fresh + ", 'Jürgen', 'j@x', '2026-02-03')");
+        break;
+      case 2:
+        sql.execute("DELETE FROM customers WHERE id = " + k);
+        break;
+      case 3:
+        sql.execute("UPDATE orders_1 SET amount = amount + 0.25, note = 'späť' WHERE id = " + k);
+        break;
+      case 4:
+        sql.execute("UPDATE IGNORE orders_2 SET id = " + fresh + " WHERE id = " + k);
+        break;
+      case 5:
+        sql.execute("DELETE FROM orders_2 WHERE id = " + k);
+        break;
+      case 6:
+        sql.execute("INSERT INTO items VALUES (" + fresh + ", 1, 'SKU-1', 3), (" + fresh +
+                    ", 2, 'SKU-2', 4)");
+        break;
+      case 7:
+        sql.execute("UPDATE items SET qty = qty + 1, line = line + 100 WHERE order_id = " + k);
+        break;
+      default:
+        // One transaction over three tables, and a table no job captures.
+        sql.execute("START TRANSACTION");
+        sql.execute("UPDATE customers SET since = '2027-01-01' WHERE id = " + k);
+        sql.execute("DELETE FROM items WHERE order_id = " + k);
+        sql.execute("INSERT INTO orders_1 VALUES (" + fresh + ", " + k + ", 9.99, NULL, NOW(3))");
+        sql.execute("INSERT INTO audit_log (what) VALUES ('x')");
+        sql.execute("COMMIT");
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE(
+    "mysql-to-mysql with source.tables keeps every matched table of a database in sync, "
+    "creating the targets, across kills",
+    "[mysql][cdc]") {
+  const uint32_t seed = testing::test_seed();
+  INFO("SLUICE_TEST_SEED=" << seed);
+  std::mt19937 random(seed);
+  const std::string delivery = GENERATE("at-least-once", "exactly-once");
+  INFO("sink.delivery=" << delivery);
+  testing::TempDir dir;
+  testing::TestDatabase shop;
+  testing::TestDatabase replica;
+  const std::string job = testing::unique_name("shop");
+  const testing::PreparedGuard guard(job);
+  MySqlConnection sql(shop.url());
+  for (const auto& [table, definition] : kShop)
+    sql.execute("CREATE TABLE " + table + " " + definition);
+  sql.execute(
+      "INSERT INTO customers SELECT seq, CONCAT('Kunde ', seq), CONCAT(seq, '@x'), "
+      "'2025-01-01' + INTERVAL seq DAY FROM seq_1_to_60");
+  for (const char* orders : {"orders_1", "orders_2"}) {
+    sql.execute(std::string("INSERT INTO ") + orders +
+                " SELECT seq, seq % 60 + 1, seq / 8, REPEAT('n', seq % 7), "
+                "'2026-03-04 05:06:07.891' FROM seq_1_to_300");
+  }
+  sql.execute(
+      "INSERT INTO items SELECT seq DIV 3 + 1, seq % 3, CONCAT('S', seq), seq FROM "
+      "seq_1_to_180");
+
+  const std::string db = shop.url().database;
+  const std::string command =
+      std::string(SLUICE_CLI) + " run mysql-to-mysql --set source.url=" + url_of(db) +
+      " --set sink.url=" + url_of(replica.url().database) + " --set 'source.tables=" + db +
+      ".customers, " + db + ".orders_[0-9]+, " + db + ".it\\.ms'" + " --set job.name=" + job +
+      " --set checkpoint.dir=" + dir.path().string() + " --set sink.delivery=" + delivery +
+      " --set checkpoint.interval=50ms --set engine.flush.interval=20ms" +
+      " --set source.snapshot.chunk-rows=7 --set source.rate=3000";
+  MySqlConnection target(replica.url());
+  // The first captured table whose target differs, as "table: N rows, of
+  // which M differ, in the target; K in the source"; empty when none does.
+  const auto difference = [&]() -> std::string {
+    for (const std::string& table : kCaptured) {
+      const auto copied = rows_of(target, replica.url().database, table);
+      const auto rows = rows_of(sql, db, table);
+      if (copied == rows) continue;
+      size_t differ = 0;
+      for (size_t i = 0; i < std::min(copied.size(), rows.size()); ++i)
+        differ += copied[i] != rows[i];
+      return table + ": " + std::to_string(copied.size()) + " rows, of which " +
+             std::to_string(differ) + " differ, in the target; " + std::to_string(rows.size()) +
+             " in the source";
+    }
+    return "";
+  };
+  const auto in_sync = [&] { return difference().empty(); };
+  const auto tables_exist = [&] {
+    for (const std::string& table : kCaptured) {
+      if (!target.find_table(table)) return false;
+    }
+    return true;
+  };
+  const auto has_rows = [&] {
+    return !target
+                .query("SELECT 1 FROM " + quote_identifier(replica.url().database) +
+                       ".orders_1 LIMIT 1")
+                .empty();
+  };
+  // Killed in the snapshot, then twice while changes stream: once at
+  // once, once after it caught up and checkpointed.
+  for (int round = 0; round < 3; ++round) {
+    testing::BackgroundCommand run(command + " 2>&1");
+    REQUIRE(testing::wait_until(tables_exist));
+    if (round == 0) REQUIRE(testing::wait_until(has_rows));
+    change_shop(sql, random, 40, round);
+    if (round == 2) {
+      const bool synced = testing::wait_until(in_sync);
+      INFO(difference() << "\n" << run.output());
+      REQUIRE(synced);
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));  // checkpoints in the binlog
+      change_shop(sql, random, 40, 10 + round);
+    }
+    const auto killed = run.kill();
+    INFO(killed.output);
+    CHECK(killed.status == 137);
+  }
+  testing::BackgroundCommand run(command + " 2>&1");
+  change_shop(sql, random, 40, 3);
+  const bool synced = testing::wait_until(in_sync);
+  INFO(difference());
+  const auto finished = run.signal(SIGINT);
+  INFO(finished.output);
+  CHECK_THAT(finished.output, Catch::Contains("resuming the binlog"));
+  CHECK(synced);
+  CHECK(finished.status == 130);
+  for (const std::string& table : kCaptured) {
+    INFO(table);
+    CHECK(shape_of(target, replica.url().database, table) == shape_of(sql, db, table));
+  }
+  // Not matched, so neither read nor created.
+  CHECK_FALSE(target.find_table("audit_log"));
+  for (const Xid& xid : xa_recover(target)) CHECK_FALSE(XidScheme::of_job(xid, job));
+}
+
+TEST_CASE("mysql-to-mysql with source.tables refuses what would not write each table whole",
+          "[mysql][cdc]") {
+  testing::TempDir dir;
+  testing::TestDatabase east;
+  testing::TestDatabase west;
+  for (const testing::TestDatabase* db : {&east, &west}) {
+    MySqlConnection(db->url()).execute("CREATE TABLE orders (id INT PRIMARY KEY, v INT)");
+  }
+  const std::string base = std::string(SLUICE_CLI) +
+                           " run mysql-to-mysql --set source.url=" + url_of(east.url().database) +
+                           " --set sink.url=" + url_of(west.url().database) +
+                           " --set checkpoint.dir=" + dir.path().string();
+  const auto refused = [&](const std::string& options, const std::string& message) {
+    const auto result = testing::run_command(base + " " + options + " 2>&1");
+    INFO(result.output);
+    CHECK(result.status == 2);
+    CHECK_THAT(result.output, Catch::Contains(message));
+  };
+  const std::string e = east.url().database, w = west.url().database;
+  refused("--set source.tables=" + e + ".orders --set sink.table=orders",
+          "option 'sink.table' is for one table");
+  refused("--set source.tables=" + e + ".nothing_[0-9]", "matches no table of the server");
+  refused("--set source.tables=" + e + ".orders --set source.table=orders",
+          "'source.table' and 'source.tables' are both set");
+  refused("--set 'source.tables=" + e + ".orders, " + w + ".orders'",
+          "tables '" + std::min(e, w) + ".orders' and '" + std::max(e, w) +
+              ".orders' would both be written into table 'orders'");
+  refused("--set source.tables=orders", "is not of the form database.table");
+}
+
+TEST_CASE("match_tables reads Flink CDC's db.table patterns", "[mysql][cdc]") {
+  testing::TestDatabase shop;
+  MySqlConnection sql(shop.url());
+  for (const char* table : {"orders_1", "orders_22", "orders_x", "ordersa1", "users"})
+    sql.execute(std::string("CREATE TABLE ") + table + " (id INT PRIMARY KEY)");
+  const std::string db = shop.url().database;
+  const auto names = [&](const std::vector<std::string>& patterns) {
+    std::vector<std::string> out;
+    for (const TableName& name : match_tables(sql, patterns)) {
+      CHECK(name.database == db);
+      out.push_back(name.table);
+    }
+    return out;
+  };
+  using Names = std::vector<std::string>;
+  CHECK(names({db + ".orders_[0-9]+"}) == Names{"orders_1", "orders_22"});
+  CHECK(names({db + ".*"}) == Names{"orders_1", "orders_22", "orders_x", "ordersa1", "users"});
+  // '\.' is any character; a plain '.' is the separator.
+  CHECK(names({db + ".orders\\.1"}) == Names{"orders_1", "ordersa1"});
+  CHECK(names({db + ".users", db + ".orders_x"}) == Names{"orders_x", "users"});
+  CHECK(names({db.substr(0, 6) + "\\." + db.substr(7) + ".users"}) == Names{"users"});
+  CHECK_THROWS_WITH(match_tables(sql, {db + ".orders_[0-9"}),
+                    Catch::Contains("is not a regular expression"));
+}
