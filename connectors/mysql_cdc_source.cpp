@@ -151,6 +151,12 @@ class MySqlCdcSource final : public Source {
       case MySqlCdcOptions::Startup::kInitial:
       case MySqlCdcOptions::Startup::kSnapshot:
         phase_ = Phase::kSnapshot;
+        // A run that dies before its first checkpoint may have written
+        // rows that the next run's snapshot no longer finds (deleted
+        // meanwhile): it could not delete them from an at-least-once
+        // target. So no row goes out before a checkpoint holds where the
+        // snapshot began, from which a restore catches up (catch_up()).
+        start_held_ = context.checkpoints_enabled();
         break;
       case MySqlCdcOptions::Startup::kLatest:
         phase_ = Phase::kBinlog;
@@ -166,6 +172,7 @@ class MySqlCdcSource final : public Source {
   PollResult poll_next(Collector& out) override {
     if (phase_ == Phase::kSnapshot) {
       if (!snapshot_) start_snapshot();
+      if (start_held_) return PollResult::kNothingAvailable;
       if (catch_up_) {
         catch_up(out);
       } else {
@@ -186,12 +193,13 @@ class MySqlCdcSource final : public Source {
     return PollResult::kMoreAvailable;
   }
 
-  void snapshot_state(int64_t) override {
+  void snapshot_state(int64_t id) override {
     checkpointed_binlog_ = phase_ == Phase::kBinlog;
     if (!resume_) {
       state_->clear();  // nothing read yet: a restore starts as this run did
       return;
     }
+    if (start_held_ && !start_checkpoint_) start_checkpoint_ = id;
     state_->set(CdcState{.server = server_,
                          .tables = names_,
                          .phase = phase_,
@@ -201,8 +209,13 @@ class MySqlCdcSource final : public Source {
                     .encode());
   }
 
-  void notify_checkpoint_complete(int64_t) override {
+  void notify_checkpoint_complete(int64_t id) override {
     if (checkpointed_binlog_) fault_point("cdc-binlog-checkpoint");
+    if (start_held_ && start_checkpoint_ && id >= *start_checkpoint_) {
+      start_held_ = false;
+      spdlog::info("mysql-cdc {}: checkpoint {} holds where the snapshot began; reading it", names_,
+                   id);
+    }
   }
 
  private:
@@ -310,6 +323,13 @@ class MySqlCdcSource final : public Source {
   // position: of the tables before the one being read, and of its keys up
   // to the last one emitted. An update's half outside them counts as an
   // insert or a delete: the snapshot reads what it left there.
+  //
+  // A row outside them that a change removed (a delete, or an update that
+  // moved it to another key) may have gone out after the checkpoint, before
+  // the crash, and be in a target that is ahead of it (at-least-once); the
+  // snapshot does not find it any more. It goes out as an insert of its
+  // last image and the delete of it: a target that has it loses it, one
+  // that has not is as before, and keyed state adds and takes back the same.
   void catch_up(Collector& out) {
     changes_.clear();
     catch_up_->read(changes_);
@@ -330,14 +350,25 @@ class MySqlCdcSource final : public Source {
       emitted.push_back(emit);
     }
     for (size_t i = 0; i < changes_.size(); ++i) {
-      if (!emitted[i]) continue;
+      const size_t table = changes_[i].table;
       Row row = changes_[i].row;
       // An update's two images are neighbours: read() gives whole events.
+      const bool removes = row.kind == RowKind::kDelete ||
+                           (row.kind == RowKind::kUpdateBefore && i + 1 < changes_.size() &&
+                            key_of(table, row) != key_of(table, changes_[i + 1].row));
+      if (!emitted[i]) {
+        if (!removes) continue;
+        row.kind = RowKind::kInsert;
+        emit(out, table, row);
+        row.kind = RowKind::kDelete;
+        emit(out, table, row);
+        continue;
+      }
       const bool half =
           (row.kind == RowKind::kUpdateBefore && (i + 1 == changes_.size() || !emitted[i + 1])) ||
           (row.kind == RowKind::kUpdateAfter && (i == 0 || !emitted[i - 1]));
       if (half) row.kind = row.kind == RowKind::kUpdateBefore ? RowKind::kDelete : RowKind::kInsert;
-      emit(out, changes_[i].table, row);
+      emit(out, table, row);
     }
     resume_ = catch_up_->resume();
     if (catch_up_->stopped()) {
@@ -429,6 +460,10 @@ class MySqlCdcSource final : public Source {
   std::chrono::system_clock::time_point last_emit_{};
   std::chrono::system_clock::time_point last_fetched_{};
   bool checkpointed_binlog_ = false;  // the last checkpoint was taken in the binlog phase
+  // A fresh snapshot emits nothing until checkpoint start_checkpoint_,
+  // which holds where it began, completed (see open()).
+  bool start_held_ = false;
+  std::optional<int64_t> start_checkpoint_;
 };
 
 }  // namespace

@@ -26,8 +26,12 @@ namespace sluice {
 /// XA transactions prepared before it. A restore gives every change after
 /// the checkpoint once: in the snapshot it takes a new one, first brings
 /// the rows it emitted up to that snapshot's position from the binlog, then
-/// reads the rest. It runs with parallelism 1, and hands control back to
-/// its task at least every 100 ms whatever the server sends.
+/// reads the rest; a row not among them that the binlog removed meanwhile
+/// goes out as an insert and its delete, for a target that is ahead of the
+/// checkpoint (at-least-once). With checkpoints on, a fresh snapshot emits
+/// nothing until a checkpoint holds where it began. It runs with
+/// parallelism 1, and hands control back to its task at least every 100 ms
+/// whatever the server sends.
 struct MySqlCdcOptions {
   MySqlUrl url;
   /// Tables of the URL's database whose changes make one stream: shards of
