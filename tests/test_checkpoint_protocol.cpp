@@ -79,6 +79,9 @@ class InputLog final : public BatchReceiver, public InputEventHandler {
         [&](uint32_t i) { log.push_back("record " + rows.row(i).fields[0].to_string()); });
     rows.clear();
   }
+  void push_schema_change(const std::shared_ptr<const SchemaChange>& change) override {
+    log.push_back("schema change " + change->after.name);
+  }
   void on_flush(int64_t tick) override { log.push_back("flush " + std::to_string(tick)); }
   void on_checkpoint(int64_t id, std::chrono::nanoseconds) override {
     log.push_back("checkpoint " + std::to_string(id));

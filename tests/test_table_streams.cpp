@@ -42,30 +42,59 @@ struct Interleaving {
   }
 };
 
+// shop.orders with a column more, "note", from row kChangeAt of the stream on.
+constexpr size_t kChangeAt = 3001;
+std::shared_ptr<const SchemaChange> orders_with_note() {
+  auto change = std::make_shared<SchemaChange>();
+  change->table = 1;
+  change->after = {"shop.orders", Schema({{"id", DataType::bigint()},
+                                          {"amount", DataType::decimal(10, 2)},
+                                          {"day", DataType::date()},
+                                          {"note", DataType::string()}},
+                                         {"id"})};
+  change->statement = "ALTER TABLE orders ADD note TEXT";
+  return change;
+}
+
+Row with_note(Row row) {
+  row.fields.push_back(Value("note"));
+  return row;
+}
+
+// Emits the interleaving's rows; with `change`, shop.orders changes its
+// columns before row kChangeAt, in the middle of a poll.
 class TwoTableSource final : public Source {
  public:
-  explicit TwoTableSource(std::shared_ptr<const Interleaving> rows) : rows_(std::move(rows)) {}
+  TwoTableSource(std::shared_ptr<const Interleaving> rows, bool change)
+      : rows_(std::move(rows)), change_(change) {}
   PollResult poll_next(Collector& out) override {
     if (next_ == rows_->table_of.size()) return PollResult::kEndOfInput;
     for (int i = 0; i < 300 && next_ < rows_->table_of.size(); ++i, ++next_) {
-      out.emit(rows_->table_of[next_], rows_->row(next_));
+      if (change_ && next_ == kChangeAt) out.change_schema(orders_with_note());
+      const uint32_t table = rows_->table_of[next_];
+      const bool changed = change_ && table == 1 && next_ >= kChangeAt;
+      out.emit(table, changed ? with_note(rows_->row(next_)) : rows_->row(next_));
     }
     return PollResult::kMoreAvailable;
   }
 
  private:
   std::shared_ptr<const Interleaving> rows_;
+  const bool change_;
   size_t next_ = 0;
 };
 
-SourceDef two_table_source(std::shared_ptr<const Interleaving> rows) {
-  return {.output = {.mode = ChangelogMode::insert_only(), .tables = two_tables()},
-          .create = [rows](const SubtaskInfo&) { return std::make_unique<TwoTableSource>(rows); },
-          .max_parallelism = 1};
+SourceDef two_table_source(std::shared_ptr<const Interleaving> rows, bool change = false) {
+  return {
+      .output = {.mode = ChangelogMode::insert_only(), .tables = two_tables()},
+      .create = [rows, change](
+                    const SubtaskInfo&) { return std::make_unique<TwoTableSource>(rows, change); },
+      .max_parallelism = 1};
 }
 
 // What a sink of several tables was given: per row, its table and text,
-// in order; and whether every batch's columns were its table's.
+// in order, a schema change as table 99 and its statement; and whether
+// every batch's columns were its table's at that point.
 struct TableLog {
   std::mutex mutex;
   std::vector<std::pair<uint32_t, std::string>> rows;
@@ -84,10 +113,21 @@ class TableLogSink final : public Sink {
         [&](uint32_t i) { log_->rows.emplace_back(rows.table(), rows.row(i).to_string()); });
     rows.clear();
   }
+  void on_schema_change(const SchemaChange& change) override {
+    std::lock_guard<std::mutex> lock(log_->mutex);
+    tables_.at(change.table) = change.after;
+    log_->rows.emplace_back(99, change.statement);
+  }
 
  private:
   std::shared_ptr<TableLog> log_;
-  const std::vector<TableSchema> tables_ = two_tables();
+  std::vector<TableSchema> tables_ = two_tables();
+};
+
+// An operator of a stream of several tables that passes everything on.
+class PassThrough final : public Operator {
+ public:
+  void process_batch(Batch& rows, Collector& out) override { out.emit_batch(rows); }
 };
 
 SinkDef table_log_sink(std::shared_ptr<TableLog> log) {
@@ -162,4 +202,54 @@ TEST_CASE("validate() names a stream of several tables going where one is expect
   CHECK(has("operator 'shop.nothing': its input carries no table 'shop.nothing'"));
   CHECK(has("operator 'wide': a sink of several tables runs with parallelism 1"));
   CHECK(problems.size() == 3);
+}
+
+TEST_CASE("a schema change travels in order with the rows, which take the new columns after it",
+          "[engine]") {
+  const bool chaining = GENERATE(true, false);
+  const size_t batch_size = GENERATE(1, 256);
+  INFO("chaining " << chaining << ", batch size " << batch_size);
+  const auto rows = std::make_shared<const Interleaving>(8'000, 7);
+  const auto log = std::make_shared<TableLog>();
+  JobGraph graph("schema-change");
+  graph.source("db", two_table_source(rows, true))
+      .transform("pass", OperatorDef{.create = [](const SubtaskInfo&) -> std::unique_ptr<Operator> {
+                                       return std::make_unique<PassThrough>();
+                                     },
+                                     .takes_tables = true})
+      .sink("log", table_log_sink(log));
+  RuntimeOptions options = RuntimeOptions::without_checkpoints();
+  options.chaining = chaining;
+  options.batch_size = batch_size;
+  const JobResult result = Executor(options).run(graph);
+  INFO(result.error);
+  REQUIRE(result.finished());
+  CHECK(log->columns_matched);
+  std::vector<std::pair<uint32_t, std::string>> expected;
+  for (size_t i = 0; i < rows->table_of.size(); ++i) {
+    if (i == kChangeAt) expected.emplace_back(99, orders_with_note()->statement);
+    const bool changed = rows->table_of[i] == 1 && i >= kChangeAt;
+    expected.emplace_back(rows->table_of[i],
+                          (changed ? with_note(rows->row(i)) : rows->row(i)).to_string());
+  }
+  CHECK(log->rows == expected);
+}
+
+TEST_CASE("table(name) fails naming the change when its table changes its columns", "[engine]") {
+  const auto rows = std::make_shared<const Interleaving>(8'000, 7);
+  const RuntimeOptions options = RuntimeOptions::without_checkpoints();
+  JobGraph graph("one-table-changed");
+  graph.source("db", two_table_source(rows, true))
+      .table("shop.customers")  // not the one that changes
+      .sink("customers", blackhole_sink());
+  REQUIRE(Executor(options).run(graph).finished());
+
+  JobGraph changed("orders-changed");
+  changed.source("db", two_table_source(rows, true))
+      .table("shop.orders")
+      .sink("orders", blackhole_sink());
+  const JobResult result = Executor(options).run(changed);
+  CHECK(result.status == JobResult::Status::kFailed);
+  CHECK_THAT(result.error, Catch::Contains("table 'shop.orders' changed its columns (ALTER TABLE "
+                                           "orders ADD note TEXT)"));
 }

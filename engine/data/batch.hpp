@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -19,17 +20,19 @@
 namespace sluice {
 
 enum class EventKind : uint8_t {
-  kNone,        ///< a batch of records only
-  kFlush,       ///< FlushSignal(id = tick): sinks run their flush action
-  kBarrier,     ///< Barrier(id = checkpoint id)
-  kEndOfData,   ///< no records follow: operators finish, sinks write their tail
-  kEndOfInput,  ///< nothing at all follows (after the final checkpoint, if any)
+  kNone,          ///< a batch of records only
+  kFlush,         ///< FlushSignal(id = tick): sinks run their flush action
+  kBarrier,       ///< Barrier(id = checkpoint id)
+  kEndOfData,     ///< no records follow: operators finish, sinks write their tail
+  kEndOfInput,    ///< nothing at all follows (after the final checkpoint, if any)
+  kSchemaChange,  ///< `schema_change`: a table's rows after it have new columns
 };
 
 /// A control event travelling in a channel behind the records sent before it.
 struct ControlEvent {
   EventKind kind = EventKind::kNone;
   int64_t id = 0;
+  std::shared_ptr<const SchemaChange> schema_change;  ///< kSchemaChange
 };
 
 /// Where a STRING value lies in its column's byte area.

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -55,6 +57,29 @@ class Schema {
 struct TableSchema {
   std::string name;
   Schema schema;
+};
+
+/// What a source knows of a schema change beyond the new columns (the
+/// statement parsed, the columns' types in the database): a sink of the
+/// same system reads it with dynamic_cast.
+struct SchemaChangeDetail {
+  virtual ~SchemaChangeDetail() = default;
+};
+
+/// A table of a stream of several changed its columns: it travels in the
+/// stream in order with the rows, as a barrier does, and the rows of the
+/// table after it have the new columns.
+struct SchemaChange {
+  /// The table's index in the stream's tables.
+  uint32_t table = 0;
+  /// Its name and its columns from here on.
+  TableSchema after;
+  /// What changed it, for messages: "ALTER TABLE orders ADD note TEXT".
+  std::string statement;
+  /// Whether the target already has this shape, as far as the source knows:
+  /// the columns a restore resumes with, rather than a change it read.
+  bool restored = false;
+  std::shared_ptr<const SchemaChangeDetail> detail;
 };
 
 }  // namespace sluice

@@ -32,6 +32,13 @@ class TableSelect final : public Operator {
       rows.clear();
     }
   }
+  void on_schema_change(const std::shared_ptr<const SchemaChange>& change,
+                        Collector& out) override {
+    if (change->table != table_) return;
+    if (change->after.schema.to_string() == out.batch().schema().to_string()) return;
+    throw Error("table '" + change->after.name + "' changed its columns (" + change->statement +
+                "); the operators after table() take the columns it had");
+  }
 
  private:
   const uint32_t table_;

@@ -28,8 +28,12 @@ class Collector {
   /// For an operator whose output is a stream of several tables: `hand_on`
   /// hands on the rows `out` holds and empties it (before rows of another
   /// table go in).
-  Collector(Batch& out, const std::vector<TableSchema>& tables, std::function<void()> hand_on)
-      : out_(&out), tables_(&tables), hand_on_(std::move(hand_on)) {}
+  /// `change` hands on a schema change behind those rows.
+  Collector(Batch& out, const std::vector<TableSchema>& tables, std::function<void()> hand_on,
+            std::function<void(std::shared_ptr<const SchemaChange>)> change)
+      : out_(&out), hand_on_(std::move(hand_on)), change_(std::move(change)) {
+    for (const TableSchema& table : tables) schemas_.push_back(&table.schema);
+  }
 
   /// Appends `row`; throws DataError if it does not have the operator's
   /// declared columns, naming the first that does not fit.
@@ -53,24 +57,48 @@ class Collector {
   /// Makes what is emitted next go to table `table` of the output's tables,
   /// handing on the rows of another table emitted before.
   void to_table(uint32_t table) {
-    if (tables_ == nullptr) throw std::logic_error("the operator's output is of one table");
-    const Schema& schema = tables_->at(table).schema;
+    if (!hand_on_) throw std::logic_error("the operator's output is of one table");
+    const Schema& schema = *schemas_.at(table);
     if (&out_->schema() == &schema && out_->table() == table) return;
     if (out_->size() > 0) hand_on_();
     out_->set_table(schema, table);
   }
-  /// Appends a row of a batch with the same column types.
-  void emit(RowRef row) { out_->append_from(row.batch(), row.index()); }
+  /// In an output of several tables: makes what is emitted next go to the
+  /// table of `rows`, with its columns.
+  void like(const Batch& rows) {
+    if (!hand_on_ || (out_->table() == rows.table() && &out_->schema() == &rows.schema())) return;
+    if (out_->size() > 0) hand_on_();
+    out_->set_table(rows.schema(), rows.table());
+  }
+  /// Sends `change` behind the rows emitted so far: table change->table's
+  /// rows emitted after it have its new columns.
+  void change_schema(std::shared_ptr<const SchemaChange> change) {
+    if (!change_) throw std::logic_error("the operator's output is of one table");
+    const uint32_t table = change->table;
+    if (table >= schemas_.size()) schemas_.resize(table + 1, nullptr);
+    schemas_[table] = &change->after.schema;
+    if (out_->size() > 0) hand_on_();
+    change_(std::move(change));
+  }
+  /// Appends a row of a batch with the same column types (of the same table).
+  void emit(RowRef row) {
+    like(row.batch());
+    out_->append_from(row.batch(), row.index());
+  }
   /// Hands on every selected row of `rows` and empties it; when nothing
   /// else was emitted since the last hand-over, its columns move without a copy.
-  void emit_batch(Batch& rows) { out_->take(rows); }
+  void emit_batch(Batch& rows) {
+    like(rows);
+    out_->take(rows);
+  }
   /// The batch being filled, for code that writes columns in place.
   Batch& batch() { return *out_; }
 
  private:
   Batch* out_;
-  const std::vector<TableSchema>* tables_ = nullptr;
+  std::vector<const Schema*> schemas_;  // per table, its columns now
   std::function<void()> hand_on_;
+  std::function<void(std::shared_ptr<const SchemaChange>)> change_;
 };
 
 /// Which subtask an instance is.
@@ -211,6 +239,11 @@ class Operator : public CheckpointHooks {
   }
   /// Called once at end of input, to emit anything the operator held back.
   virtual void finish(Collector& out) { (void)out; }
+  /// A table of its input (a stream of several) changed its columns; the
+  /// rows after it have the new ones. By default it goes on downstream.
+  virtual void on_schema_change(const std::shared_ptr<const SchemaChange>& change, Collector& out) {
+    out.change_schema(change);
+  }
 };
 
 /// The end of a graph: writes records somewhere.
@@ -227,6 +260,13 @@ class Sink : public CheckpointHooks {
   }
   /// Called once at end of input: write whatever is still buffered.
   virtual void finish() {}
+  /// A table of its input (a stream of several) changed its columns, after
+  /// the rows written so far and before those that follow. By default the
+  /// job fails: a sink that follows schema changes overrides it.
+  virtual void on_schema_change(const SchemaChange& change) {
+    throw Error("table '" + change.after.name + "' changed its columns (" + change.statement +
+                "), and this sink does not follow schema changes");
+  }
   /// Called once the job ended (finished, failed or cancelled) and no
   /// checkpoint of this run can complete any more, before the sink goes:
   /// `last_completed` is the latest checkpoint that completed (in this run,

@@ -29,6 +29,9 @@ InputProcessor::Status InputProcessor::process_next() {
       inputs_.mark_data_ended(index);
       if (inputs_.all_data_ended()) handler_.on_end_of_data();
       break;
+    case EventKind::kSchemaChange:
+      head_.push_schema_change(event.schema_change);
+      break;
     case EventKind::kEndOfInput:
       inputs_.mark_ended(index);
       if (inputs_.all_ended()) return Status::kEndOfInput;

@@ -112,7 +112,14 @@ class MemberOutput {
   Batch batch_{node_.output.schema};
   Collector collector_ = node_.output.tables.empty()
                              ? Collector(batch_)
-                             : Collector(batch_, node_.output.tables, [this] { hand_on(); });
+                             : Collector(
+                                   batch_, node_.output.tables, [this] { hand_on(); },
+                                   [this](std::shared_ptr<const SchemaChange> change) {
+                                     next_.push_schema_change(change);
+                                     kept_.push_back(std::move(change));
+                                   });
+  // The schema changes emitted: batches here and downstream use their columns.
+  std::vector<std::shared_ptr<const SchemaChange>> kept_;
 };
 
 namespace {
@@ -140,10 +147,17 @@ class OperatorLink final : public BatchReceiver {
       });
     });
   }
+  void push_schema_change(const std::shared_ptr<const SchemaChange>& change) override {
+    kept_.push_back(change);
+    guarded(m_.node->name,
+            [&] { output_.run([&](Collector& out) { m_.op->on_schema_change(change, out); }); });
+  }
 
  private:
   const OperatorChain::Member& m_;
   MemberOutput& output_;
+  // The schema changes it took: the batches it gets have their columns.
+  std::vector<std::shared_ptr<const SchemaChange>> kept_;
 };
 
 // Feeds the sink at the end of the chain.
@@ -154,9 +168,14 @@ class SinkLink final : public BatchReceiver {
     m_.metrics->records_in.add(rows.selected());
     guarded(m_.node->name, [&] { m_.sink->write_batch(rows); });
   }
+  void push_schema_change(const std::shared_ptr<const SchemaChange>& change) override {
+    kept_.push_back(change);
+    guarded(m_.node->name, [&] { m_.sink->on_schema_change(*change); });
+  }
 
  private:
   const OperatorChain::Member& m_;
+  std::vector<std::shared_ptr<const SchemaChange>> kept_;  // see OperatorLink
 };
 
 }  // namespace

@@ -20,6 +20,8 @@ class BatchReceiver {
   virtual ~BatchReceiver() = default;
   /// Takes the selected rows of `rows`, in order, and leaves it empty.
   virtual void push(Batch& rows) = 0;
+  /// Takes a schema change, after the rows pushed before it.
+  virtual void push_schema_change(const std::shared_ptr<const SchemaChange>& change) = 0;
 };
 
 /// The output side of a task: partitions records over the channels of each
@@ -41,6 +43,9 @@ class RecordWriter final : public BatchReceiver {
                const std::atomic<bool>& cancelled, TaskMetrics& metrics);
 
   void push(Batch& rows) override;
+  void push_schema_change(const std::shared_ptr<const SchemaChange>& change) override {
+    emit_event({EventKind::kSchemaChange, 0, change});
+  }
   /// Hands every channel its partial batch with `event` attached.
   void emit_event(ControlEvent event);
   /// Hands over every non-empty partial batch.
