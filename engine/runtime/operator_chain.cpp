@@ -92,8 +92,12 @@ class MemberOutput {
   }
   void hand_on() {
     if (check_) check_mode(node_, batch_);
-    const std::vector<size_t>& decimals = tables_.empty() ? decimals_ : tables_[batch_.table()];
-    if (!decimals.empty()) check_decimals(batch_.schema(), decimals, batch_);
+    if (&batch_.schema() != decimals_of_) {
+      // Another table's, or its columns changed.
+      decimals_of_ = &batch_.schema();
+      decimals_ = decimal_columns(batch_.schema());
+    }
+    if (!decimals_.empty()) check_decimals(batch_.schema(), decimals_, batch_);
     if (!batch_.empty()) next_.push(batch_);
     batch_.clear();
   }
@@ -101,14 +105,9 @@ class MemberOutput {
   const NodeDef& node_;
   BatchReceiver& next_;
   const bool check_;
-  const std::vector<size_t> decimals_ = decimal_columns(node_.output.schema);
-  // A stream of several tables: each one's DECIMAL columns.
-  std::vector<std::vector<size_t>> tables_ = [this] {
-    std::vector<std::vector<size_t>> out;
-    for (const TableSchema& table : node_.output.tables)
-      out.push_back(decimal_columns(table.schema));
-    return out;
-  }();
+  // The DECIMAL columns of the batch's columns, decimals_of_.
+  const Schema* decimals_of_ = &node_.output.schema;
+  std::vector<size_t> decimals_ = decimal_columns(node_.output.schema);
   Batch batch_{node_.output.schema};
   Collector collector_ = node_.output.tables.empty()
                              ? Collector(batch_)
