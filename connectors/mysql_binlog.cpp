@@ -16,6 +16,7 @@
 #include "sluice/connectors/mysql_binlog_rows.hpp"
 #include "sluice/connectors/mysql_ddl.hpp"
 #include "sluice/connectors/mysql_pvio.hpp"
+#include "sluice/connectors/mysql_schema_history.hpp"
 #include "sluice/engine/common/error.hpp"
 
 namespace sluice {
@@ -146,6 +147,15 @@ BinlogPosition current_binlog_position(MySqlConnection& connection) {
   return {rows[0].at(0).value_or(""), std::stoull(rows[0].at(1).value_or("0"))};
 }
 
+std::string show_create_table(MySqlConnection& connection, const std::string& database,
+                              const std::string& table) {
+  return connection
+      .query("SHOW CREATE TABLE " + quote_identifier(database) + "." + quote_identifier(table))
+      .at(0)
+      .at(1)
+      .value_or("");
+}
+
 CapturedTable capture_table(MySqlConnection& connection, const std::string& table,
                             const std::vector<std::string>& keep, const std::string& database) {
   const TableInfo info = connection.describe_table(table, database);
@@ -154,6 +164,7 @@ CapturedTable capture_table(MySqlConnection& connection, const std::string& tabl
                                    : database,
       .table = table,
       .schema = info.schema()};
+  captured.definition = show_create_table(connection, captured.database, table);
   Charsets charsets(connection);
   for (const TableColumn& column : info.columns) {
     const bool kept =
@@ -419,7 +430,7 @@ void BinlogReader::handle(BinlogStream& stream, st_mariadb_rpl_event& event,
       return;
     }
     case QUERY_EVENT:
-      handle_query(stream, event);
+      handle_query(stream, event, out);
       return;
     case XID_EVENT:
       end_group(stream.event_end());
@@ -437,26 +448,34 @@ void BinlogReader::handle(BinlogStream& stream, st_mariadb_rpl_event& event,
   }
 }
 
-void BinlogReader::handle_query(BinlogStream& stream, st_mariadb_rpl_event& event) {
+void BinlogReader::handle_query(BinlogStream& stream, st_mariadb_rpl_event& event,
+                                std::vector<BinlogChange>& out) {
   const std::string statement = text_of(event.event.query.statement);
   if (statement == "BEGIN") return;
   if (group_ && group_->completion) {
     complete_xa(statement, stream.event_end());
     return;
   }
-  if (group_ && group_->ddl) check_ddl(statement, text_of(event.event.query.database), stream);
+  if (group_ && group_->ddl) {
+    check_ddl(statement, text_of(event.event.query.database), stream, out);
+  }
   if (statement == "COMMIT" || (group_ && group_->ddl)) end_group(stream.event_end());
 }
 
 void BinlogReader::check_ddl(const std::string& statement, const std::string& database,
-                             BinlogStream& stream) const {
+                             BinlogStream& stream, std::vector<BinlogChange>& out) {
   const auto same = [](std::string_view a, std::string_view b) { return lower(a) == lower(b); };
   for (const DdlChange& change : ddl_changes(statement, database)) {
-    for (const CapturedTable& table : tables_) {
+    for (size_t t = 0; t < tables_.size(); ++t) {
+      const CapturedTable& table = tables_[t];
       // An unknown database (no default) might be the table's.
       const bool concerns = (change.database.empty() || same(change.database, table.database)) &&
                             (change.table.empty() || same(change.table, table.table));
       if (!concerns || change.effect == DdlChange::Effect::kRowsAlike) continue;
+      if (options_.follow_schema_changes && change.altered_in_place) {
+        out.push_back({t, Row{}, follow(t, statement, stream)});
+        continue;
+      }
       if (change.effect == DdlChange::Effect::kNullableColumnAtEnd) {
         spdlog::info("binlog: {} on captured table '{}': the new column is not read", statement,
                      table.table);
@@ -474,6 +493,33 @@ void BinlogReader::check_ddl(const std::string& statement, const std::string& da
           "emptied first");
     }
   }
+}
+
+std::shared_ptr<const BinlogSchemaChange> BinlogReader::follow(size_t t,
+                                                               const std::string& statement,
+                                                               BinlogStream& stream) {
+  if (!history_) history_ = std::make_unique<SchemaHistory>(url_, options_.canceller);
+  auto change = std::make_shared<BinlogSchemaChange>();
+  change->before = tables_[t];
+  change->after = history_->altered(tables_[t], statement);
+  change->statement = statement;
+  change->renames = column_renames(statement);
+  if (change->after.schema.primary_key_names() != change->before.schema.primary_key_names()) {
+    throw ConfigError("DDL on captured table '" + tables_[t].database + "." + tables_[t].table +
+                      "' at " + stream.event_end().to_string() + ": " + statement +
+                      "; it changes the primary key, by which the job keys the table's "
+                      "changes: not followed");
+  }
+  spdlog::info("binlog: {} on captured table '{}.{}' at {}: its rows have the new columns",
+               statement, tables_[t].database, tables_[t].table, stream.event_end().to_string());
+  Charsets charsets(history_->connection());
+  std::vector<BinlogDecoding> columns;
+  for (const TableColumn& column : change->after.columns) {
+    columns.push_back(decoding_of(column, charsets));
+  }
+  decodings_[t] = std::move(columns);
+  tables_[t] = change->after;
+  return change;
 }
 
 void BinlogReader::complete_xa(const std::string& statement, const BinlogPosition& end) {

@@ -24,6 +24,7 @@ namespace sluice {
 
 struct BinlogDecoding;  // what one column's values become
 class BinlogStream;     // one connection reading events
+class SchemaHistory;
 
 /// Where the server's binlog ends now (SHOW MASTER STATUS). Throws ConfigError
 /// when the binlog is off, not in ROW format, or the user may not see it.
@@ -39,7 +40,14 @@ struct CapturedTable {
   /// Columns the job does not keep whose type the reader does not take:
   /// passed over, their values NULL.
   std::set<std::string> read_past;
+  /// The table as SHOW CREATE TABLE writes it: what the schema history
+  /// works out its columns from (SchemaHistory).
+  std::string definition;
 };
+
+/// `database`.`table` as SHOW CREATE TABLE writes it.
+std::string show_create_table(MySqlConnection& connection, const std::string& database,
+                              const std::string& table);
 
 /// `table` of `database` (empty: the connection's), read from
 /// information_schema. Throws ConfigError for a missing table or a column
@@ -67,10 +75,22 @@ struct BinlogResume {
   std::vector<PreparedXa> prepared;
 };
 
-/// A change of a captured table: +I, -U then +U, or -D, with every column.
+/// A captured table's columns changed by ALTER TABLE (see
+/// BinlogReaderOptions::follow_schema_changes).
+struct BinlogSchemaChange {
+  CapturedTable before;
+  CapturedTable after;
+  std::string statement;
+  /// Columns renamed (CHANGE old new, RENAME COLUMN old TO new).
+  std::vector<std::pair<std::string, std::string>> renames;
+};
+
+/// A change of a captured table: +I, -U then +U, or -D, with every column;
+/// or a change of its columns, when `schema_change` is set (`row` empty).
 struct BinlogChange {
   size_t table = 0;  ///< index into the reader's tables
   Row row;
+  std::shared_ptr<const BinlogSchemaChange> schema_change;
 };
 
 struct BinlogReaderOptions {
@@ -84,6 +104,14 @@ struct BinlogReaderOptions {
   size_t max_changes = 1024;
   /// Interrupts a read() blocked on the server, from another thread. Default: none.
   MySqlCanceller* canceller = nullptr;
+  /// Whether an ALTER TABLE that changes a captured table's columns is
+  /// followed: its new columns, worked out by a SchemaHistory, are the
+  /// ones the rows after it are read with, and read() gives the change
+  /// (BinlogChange::schema_change). A change of the primary key, and DDL
+  /// that drops, renames, truncates or creates a captured table, still
+  /// fail. Default: false, every DDL that changes a captured table's rows
+  /// fails.
+  bool follow_schema_changes = false;
 };
 
 /// Reads the binlog as replica `server_id` (unique among the server's
@@ -95,7 +123,8 @@ struct BinlogReaderOptions {
 /// when that was before the reader's start, which a search back through the
 /// binlog finds. Other tables' rows are skipped without
 /// being decoded. DDL that changes a captured table's rows fails, with
-/// its statement: schema changes are not followed; but indexes (not the
+/// its statement, unless it follows schema changes
+/// (BinlogReaderOptions::follow_schema_changes); indexes (not the
 /// primary key), table options and a nullable column added at the end are
 /// read past, the table's changes keeping the columns it had. DDL on other
 /// tables, the same name in another database too, is read past.
@@ -146,11 +175,15 @@ class BinlogReader {
     std::string xid;
   };
   void handle(BinlogStream& stream, st_mariadb_rpl_event& event, std::vector<BinlogChange>& out);
-  void handle_query(BinlogStream& stream, st_mariadb_rpl_event& event);
-  // Fails on DDL `statement` (run in `database`) that changes a captured
-  // table's rows (see ddl_changes()).
-  void check_ddl(const std::string& statement, const std::string& database,
-                 BinlogStream& stream) const;
+  void handle_query(BinlogStream& stream, st_mariadb_rpl_event& event,
+                    std::vector<BinlogChange>& out);
+  // Follows DDL `statement` (run in `database`) that changes a captured
+  // table's columns, or fails on it (see ddl_changes()).
+  void check_ddl(const std::string& statement, const std::string& database, BinlogStream& stream,
+                 std::vector<BinlogChange>& out);
+  // The ALTER TABLE `statement` of table `t`: its new columns, from now on.
+  std::shared_ptr<const BinlogSchemaChange> follow(size_t t, const std::string& statement,
+                                                   BinlogStream& stream);
   void complete_xa(const std::string& statement, const BinlogPosition& end);
   void read_rows(BinlogStream& stream, st_mariadb_rpl_event& event, std::vector<BinlogChange>& out);
   void end_group(const BinlogPosition& end);
@@ -164,6 +197,7 @@ class BinlogReader {
   uint32_t server_id_;
   std::vector<CapturedTable> tables_;
   std::vector<std::vector<BinlogDecoding>> decodings_;  // per table, per column
+  std::unique_ptr<SchemaHistory> history_;              // following schema changes
   BinlogReaderOptions options_;
   BinlogPosition start_;  // where this reader started
   uint64_t skip_ = 0;     // changes of the transaction at start_ given before

@@ -10,7 +10,9 @@
 #include <regex>
 
 #include "sluice/connectors/mysql_binlog.hpp"
+#include "sluice/connectors/mysql_ddl.hpp"
 #include "sluice/connectors/mysql_key_order.hpp"
+#include "sluice/connectors/mysql_schema_history.hpp"
 #include "sluice/connectors/source_options.hpp"
 #include "sluice/engine/common/error.hpp"
 #include "sluice/engine/common/fault_point.hpp"
@@ -23,7 +25,8 @@ enum class Phase { kSnapshot, kBinlog };
 
 // What the source's checkpoint holds: what it reads, and where it is.
 struct CdcState {
-  static constexpr const char* kFormat = "mysql-cdc/2";
+  static constexpr const char* kFormat = "mysql-cdc/3";
+  static constexpr const char* kFormat2 = "mysql-cdc/2";  // no definitions
 
   std::string server;  // server_identity()
   std::string tables;  // "db.t1, db.t2"
@@ -34,6 +37,9 @@ struct CdcState {
   BinlogResume resume;
   size_t table = 0;
   std::vector<Value> last_key;
+  // Each table's CREATE TABLE as of `resume` (CapturedTable::definition):
+  // a restore reads the binlog from there with those columns.
+  std::vector<std::string> definitions;
 
   std::vector<Value> encode() const {
     std::vector<Value> out = {Value(kFormat),
@@ -46,6 +52,8 @@ struct CdcState {
                               Value(static_cast<int64_t>(table)),
                               Value(static_cast<int64_t>(last_key.size()))};
     out.insert(out.end(), last_key.begin(), last_key.end());
+    out.emplace_back(static_cast<int64_t>(definitions.size()));
+    for (const std::string& definition : definitions) out.emplace_back(definition);
     for (const PreparedXa& xa : resume.prepared) {
       out.insert(out.end(),
                  {Value(xa.xid), Value(xa.start.file), Value(static_cast<int64_t>(xa.start.offset)),
@@ -56,7 +64,8 @@ struct CdcState {
 
   static CdcState decode(const std::vector<Value>& saved) {
     CdcState state;
-    if (saved.at(0).as_string() != kFormat) {
+    const bool with_definitions = saved.at(0).as_string() == kFormat;
+    if (!with_definitions && saved.at(0).as_string() != kFormat2) {
       // Taken by an earlier version: phase, file, offset, table, last key.
       state.phase = saved.at(0).as_string() == "snapshot" ? Phase::kSnapshot : Phase::kBinlog;
       state.resume.position = {saved.at(1).as_string(),
@@ -74,7 +83,12 @@ struct CdcState {
     state.table = static_cast<size_t>(saved.at(7).as_bigint());
     const auto keys = static_cast<size_t>(saved.at(8).as_bigint());
     state.last_key.assign(saved.begin() + 9, saved.begin() + 9 + static_cast<ptrdiff_t>(keys));
-    for (size_t at = 9 + keys; at + 4 <= saved.size(); at += 4) {
+    size_t at = 9 + keys;
+    if (with_definitions) {
+      const auto count = static_cast<size_t>(saved.at(at++).as_bigint());
+      for (size_t d = 0; d < count; ++d) state.definitions.push_back(saved.at(at++).as_string());
+    }
+    for (; at + 4 <= saved.size(); at += 4) {
       state.resume.prepared.push_back(
           {saved[at].as_string(),
            {saved[at + 1].as_string(), static_cast<uint64_t>(saved[at + 2].as_bigint())},
@@ -142,6 +156,9 @@ class MySqlCdcSource final : public Source {
       resume_ = state.resume;
       table_index_ = state.table;
       last_key_ = state.last_key;
+      if (several_ && phase_ == Phase::kBinlog && state.definitions.size() == tables_.size()) {
+        restore_columns(state.definitions);
+      }
       spdlog::info("mysql-cdc {}: resuming the {} at {}", names_,
                    phase_ == Phase::kSnapshot ? "snapshot" : "binlog",
                    resume_->position.to_string());
@@ -181,11 +198,22 @@ class MySqlCdcSource final : public Source {
       return PollResult::kMoreAvailable;
     }
     if (options_.startup == MySqlCdcOptions::Startup::kSnapshot) return PollResult::kEndOfInput;
-    if (!reader_) reader_ = make_reader();
+    if (!reader_) reader_ = make_reader(binlog_tables_, several_);
+    for (auto& restored : restored_columns_) out.change_schema(std::move(restored));
+    restored_columns_.clear();
     changes_.clear();
     reader_->read(changes_);
     resume_ = reader_->resume();
-    for (const BinlogChange& change : changes_) emit(out, change.table, change.row);
+    for (const BinlogChange& change : changes_) {
+      if (change.schema_change) {
+        const BinlogSchemaChange& c = *change.schema_change;
+        binlog_tables_[change.table] = c.after;
+        out.change_schema(
+            schema_change(change.table, c.after, c.statement, c.before.columns, c.renames));
+      } else {
+        emit(out, change.table, change.row);
+      }
+    }
     report_lag(*reader_, !changes_.empty());
     if (changes_.empty())
       return reader_->idle() ? PollResult::kNothingAvailable : PollResult::kMoreAvailable;
@@ -200,13 +228,14 @@ class MySqlCdcSource final : public Source {
       return;
     }
     if (start_held_ && !start_checkpoint_) start_checkpoint_ = id;
-    state_->set(CdcState{.server = server_,
-                         .tables = names_,
-                         .phase = phase_,
-                         .resume = *resume_,
-                         .table = table_index_,
-                         .last_key = last_key_}
-                    .encode());
+    CdcState state{.server = server_,
+                   .tables = names_,
+                   .phase = phase_,
+                   .resume = *resume_,
+                   .table = table_index_,
+                   .last_key = last_key_};
+    for (const CapturedTable& table : binlog_tables_) state.definitions.push_back(table.definition);
+    state_->set(state.encode());
   }
 
   void notify_checkpoint_complete(int64_t id) override {
@@ -255,9 +284,47 @@ class MySqlCdcSource final : public Source {
     }
   }
 
-  std::unique_ptr<BinlogReader> make_reader() {
-    return std::make_unique<BinlogReader>(options_.url, options_.server_id, *resume_, tables_,
-                                          BinlogReaderOptions{.canceller = &canceller_});
+  std::unique_ptr<BinlogReader> make_reader(const std::vector<CapturedTable>& tables,
+                                            bool follow_schema_changes) {
+    return std::make_unique<BinlogReader>(
+        options_.url, options_.server_id, *resume_, tables,
+        BinlogReaderOptions{.canceller = &canceller_,
+                            .follow_schema_changes = follow_schema_changes});
+  }
+
+  // Table `t`'s columns from here on, for the stream.
+  std::shared_ptr<const SchemaChange> schema_change(
+      size_t t, const CapturedTable& after, const std::string& statement,
+      std::vector<TableColumn> before,
+      std::vector<std::pair<std::string, std::string>> renames = {}) const {
+    auto detail = std::make_shared<MySqlSchemaChange>();
+    detail->before = std::move(before);
+    detail->after = after.columns;
+    detail->renames = std::move(renames);
+    detail->collation = table_option(after.definition, "COLLATE");
+    auto change = std::make_shared<SchemaChange>();
+    change->table = static_cast<uint32_t>(t);
+    change->after = {after.database + "." + after.table, after.schema};
+    change->statement = statement;
+    change->restored = detail->before.empty();
+    change->detail = std::move(detail);
+    return change;
+  }
+
+  // The columns a restore reads the binlog with: those of the tables as of
+  // its position. Where they are not the ones the job was built with, the
+  // stream learns them before any row.
+  void restore_columns(const std::vector<std::string>& definitions) {
+    SchemaHistory history(options_.url, &canceller_);
+    for (size_t t = 0; t < tables_.size(); ++t) {
+      if (definitions[t] == tables_[t].definition) continue;
+      CapturedTable restored = history.table(tables_[t].database, tables_[t].table, definitions[t]);
+      if (restored.schema.to_string() != tables_[t].schema.to_string()) {
+        restored_columns_.push_back(
+            schema_change(t, restored, "the columns as of the checkpoint", {}));
+      }
+      binlog_tables_[t] = std::move(restored);
+    }
   }
 
   // A checkpoint's position means something only in the binlog of the
@@ -315,7 +382,7 @@ class MySqlCdcSource final : public Source {
     }
     spdlog::info("mysql-cdc {}: bringing the rows read before from binlog {} to {}", names_,
                  resume_->position.to_string(), at.to_string());
-    catch_up_ = make_reader();
+    catch_up_ = make_reader(tables_, false);
     catch_up_->stop_at(at);
   }
 
@@ -440,6 +507,10 @@ class MySqlCdcSource final : public Source {
   MySqlCdcOptions options_;
   const std::vector<CapturedTable> tables_;
   const bool several_;            // a stream of several tables, not of one they share
+  // The tables as the binlog is read now: their columns follow its schema
+  // changes (several_ only).
+  std::vector<CapturedTable> binlog_tables_ = tables_;
+  std::vector<std::shared_ptr<const SchemaChange>> restored_columns_;  // to send first
   std::vector<KeyOrder> orders_;  // per table
   std::string names_;             // "db.t1, db.t2"
   std::string server_;            // server_identity()

@@ -19,16 +19,16 @@ namespace sluice {
 /// two meet with no gap and no duplicate. The tables of `tables` (shards of
 /// one table, say) must have the same columns and key; their changes make
 /// one stream. The tables `patterns` match make a stream of several
-/// tables, each of its own columns. Its checkpointed state names the server
-/// and the tables, and where it is: in the snapshot, the table and the last
-/// key it emitted and the binlog position those rows are as of; in the
-/// binlog, the transaction and how many of its changes it emitted, and the
-/// XA transactions prepared before it. A restore gives every change after
-/// the checkpoint once: in the snapshot it takes a new one, first brings
-/// the rows it emitted up to that snapshot's position from the binlog, then
-/// reads the rest; a row not among them that the binlog removed meanwhile
-/// goes out as an insert and its delete, for a target that is ahead of the
-/// checkpoint (at-least-once). With checkpoints on, a fresh snapshot emits
+/// tables, each of its own columns, whose ALTER TABLEs it follows: a
+/// SchemaChange in the stream (its detail a MySqlSchemaChange), the
+/// columns kept in its checkpoint with the position (SchemaHistory). Its checkpointed state names
+/// the server and the tables, and where it is: in the snapshot, the table and the last key it
+/// emitted and the binlog position those rows are as of; in the binlog, the transaction and how
+/// many of its changes it emitted, and the XA transactions prepared before it. A restore gives
+/// every change after the checkpoint once: in the snapshot it takes a new one, first brings the
+/// rows it emitted up to that snapshot's position from the binlog, then reads the rest; a row not
+/// among them that the binlog removed meanwhile goes out as an insert and its delete, for a target
+/// that is ahead of the checkpoint (at-least-once). With checkpoints on, a fresh snapshot emits
 /// nothing until a checkpoint holds where it began. It runs with
 /// parallelism 1, and hands control back to its task at least every 100 ms
 /// whatever the server sends.

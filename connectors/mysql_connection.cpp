@@ -145,13 +145,18 @@ std::string create_table_sql(const std::string& table, const Schema& schema,
   return sql + ")";
 }
 
+std::string column_sql(const TableColumn& c) {
+  std::string sql = quote_identifier(c.name) + " " + c.column_type;
+  if (!c.charset.empty()) sql += " CHARACTER SET " + c.charset + " COLLATE " + c.collation;
+  sql += c.nullable ? " NULL" : " NOT NULL";
+  if (!c.default_sql.empty()) sql += " DEFAULT " + c.default_sql;
+  return sql;
+}
+
 std::string create_table_sql(const std::string& table, const TableInfo& like) {
   std::string sql = "CREATE TABLE " + table + " (";
   for (size_t i = 0; i < like.columns.size(); ++i) {
-    const TableColumn& c = like.columns[i];
-    sql += (i == 0 ? "" : ", ") + quote_identifier(c.name) + " " + c.column_type;
-    if (!c.charset.empty()) sql += " CHARACTER SET " + c.charset + " COLLATE " + c.collation;
-    sql += c.nullable ? " NULL" : " NOT NULL";
+    sql += (i == 0 ? "" : ", ") + column_sql(like.columns[i]);
   }
   if (!like.primary_key.empty()) {
     sql += ", PRIMARY KEY (";

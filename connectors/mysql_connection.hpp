@@ -57,6 +57,9 @@ struct TableColumn {
   /// Whether the server fills it when an INSERT leaves it out: a default,
   /// AUTO_INCREMENT, or a generated column.
   bool filled_by_server = true;
+  /// Its DEFAULT as SHOW CREATE TABLE writes it ("1.50", "'a''b'",
+  /// "current_timestamp()"), where it was read from there; else empty.
+  std::string default_sql;
 
   /// An ENUM's or a SET's values, in the order its type lists them (the
   /// first is ENUM index 1, or SET bit 0); empty for other types.
@@ -89,6 +92,10 @@ struct TableInfo {
 /// by `key` (none: no primary key): what to suggest when it is missing.
 std::string create_table_sql(const std::string& table, const Schema& schema,
                              const std::vector<std::string>& key);
+
+/// `c` as a column definition: its quoted name, type, charset and
+/// collation, NULL or NOT NULL, and its default_sql.
+std::string column_sql(const TableColumn& c);
 
 /// A CREATE TABLE for `table` (a quoted name) with the columns, their
 /// types, charsets and collations, the primary key and the default

@@ -13,6 +13,8 @@ struct Token {
   Kind kind;
   std::string text;   // as written, quotes taken off
   std::string upper;  // text upper-cased
+  size_t begin = 0;   // where it stands in the statement, quotes included
+  size_t end = 0;
 };
 
 std::string upper(std::string text) {
@@ -50,6 +52,7 @@ std::vector<Token> tokenize(std::string_view sql) {
     } else if (c == '`' || c == '"' || c == '\'') {
       // A quoted name (`…`, or "…" under ANSI_QUOTES) or a string: a
       // doubled quote stands for itself, a backslash escapes in strings.
+      const size_t begin = i;
       std::string text;
       for (++i; i < n; ++i) {
         if (sql[i] == c && i + 1 < n && sql[i + 1] == c) {
@@ -65,14 +68,14 @@ std::vector<Token> tokenize(std::string_view sql) {
         }
       }
       tokens.push_back(
-          {c == '\'' ? Token::Kind::kString : Token::Kind::kQuoted, text, upper(text)});
+          {c == '\'' ? Token::Kind::kString : Token::Kind::kQuoted, text, upper(text), begin, i});
     } else if (is_word_char(c)) {
       const size_t start = i;
       while (i < n && is_word_char(sql[i])) ++i;
       std::string text(sql.substr(start, i - start));
-      tokens.push_back({Token::Kind::kWord, text, upper(text)});
+      tokens.push_back({Token::Kind::kWord, text, upper(text), start, i});
     } else {
-      tokens.push_back({Token::Kind::kSymbol, std::string(1, c), std::string(1, c)});
+      tokens.push_back({Token::Kind::kSymbol, std::string(1, c), std::string(1, c), i, i + 1});
       ++i;
     }
   }
@@ -86,6 +89,8 @@ class Parser {
  public:
   Parser(std::vector<Token> tokens, std::string_view database)
       : tokens_(std::move(tokens)), database_(database) {}
+
+  bool take_alter() { return take("ALTER"); }
 
   std::vector<DdlChange> changes() {
     if (take("CREATE")) return create();
@@ -268,10 +273,147 @@ class Parser {
       effect = std::max(effect,
                         nullable_columns == 1 ? Effect::kNullableColumnAtEnd : Effect::kRowsChange);
     }
-    out.insert(out.begin(), change(std::move(*table), renamed ? Effect::kRowsChange : effect));
+    DdlChange altered = change(std::move(*table), renamed ? Effect::kRowsChange : effect);
+    altered.altered_in_place = !renamed;
+    out.insert(out.begin(), std::move(altered));
     return out;
   }
 
+  // ALTER TABLE's clauses, each a run of tokens; at_ past the table's name.
+  std::vector<std::vector<const Token*>> alter_table_clauses() {
+    std::vector<std::vector<const Token*>> out;
+    take("ONLINE");
+    take("IGNORE");
+    if (!take("TABLE")) return out;
+    take_if_exists();
+    if (!name()) return out;
+    while (at_ < tokens_.size() && !take_symbol(';')) out.push_back(clause());
+    return out;
+  }
+
+  // What alter_clauses() keeps of a clause: it changes the rows' columns,
+  // or the charset of columns added later.
+  static bool replayed(const std::vector<const Token*>& c) {
+    if (has_word(c, "FOREIGN") || has_word(c, "PARTITION") || has_word(c, "PARTITIONS") ||
+        has_word(c, "PARTITIONING")) {
+      return false;
+    }
+    if (word_at(c, 0, {"DEFAULT", "CHARACTER", "CHARSET", "COLLATE", "CONVERT"})) return true;
+    return alter_effect(c) != Effect::kRowsAlike;
+  }
+
+ public:
+  std::string alter_clauses(std::string_view statement, std::string_view table) {
+    std::string out;
+    for (const auto& c : alter_table_clauses()) {
+      if (c.empty() || !replayed(c)) continue;
+      out += (out.empty() ? "" : ", ");
+      out += statement.substr(c.front()->begin, c.back()->end - c.front()->begin);
+    }
+    return out.empty() ? out : "ALTER TABLE " + std::string(table) + " " + out;
+  }
+
+  std::vector<std::pair<std::string, std::string>> column_renames() {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& c : alter_table_clauses()) {
+      const auto name_at = [&](size_t i) -> std::optional<std::string> {
+        if (i >= c.size() ||
+            (c[i]->kind != Token::Kind::kWord && c[i]->kind != Token::Kind::kQuoted))
+          return std::nullopt;
+        return c[i]->text;
+      };
+      if (word_at(c, 0, {"CHANGE"})) {
+        size_t i = word_at(c, 1, {"COLUMN"}) ? 2 : 1;
+        if (word_at(c, i, {"IF"}) && word_at(c, i + 1, {"EXISTS"})) i += 2;
+        const auto from = name_at(i), to = name_at(i + 1);
+        if (from && to && *from != *to) out.emplace_back(*from, *to);
+      } else if (word_at(c, 0, {"RENAME"}) && word_at(c, 1, {"COLUMN"})) {
+        size_t i = 2;
+        if (word_at(c, i, {"IF"}) && word_at(c, i + 1, {"EXISTS"})) i += 2;
+        const auto from = name_at(i);
+        const auto to = name_at(i + 2);
+        if (from && to && word_at(c, i + 1, {"TO"})) out.emplace_back(*from, *to);
+      }
+    }
+    return out;
+  }
+
+  std::map<std::string, std::string> column_defaults(std::string_view definition) {
+    std::map<std::string, std::string> out;
+    if (!take("CREATE") || !take("TABLE")) return out;
+    take_if_exists();
+    name();
+    if (!take_symbol('(')) return out;
+    while (at_ < tokens_.size()) {
+      const std::vector<const Token*> item = clause();
+      if (item.empty() || item.front()->kind != Token::Kind::kQuoted) continue;  // a key
+      // DEFAULT …, up to the attribute after it: SHOW CREATE TABLE writes
+      // them in this order.
+      for (size_t i = 1; i < item.size(); ++i) {
+        if (!word_at(item, i, {"DEFAULT"})) continue;
+        size_t end = i + 1;
+        for (int depth = 0; end < item.size(); ++end) {
+          const Token& t = *item[end];
+          if (t.kind == Token::Kind::kSymbol && t.text == "(") ++depth;
+          if (t.kind == Token::Kind::kSymbol && t.text == ")" && --depth < 0) break;
+          if (depth == 0 && word_at(item, end,
+                                    {"ON", "AUTO_INCREMENT", "INVISIBLE", "WITHOUT", "COMMENT",
+                                     "CHECK", "REFERENCES"})) {
+            break;
+          }
+        }
+        if (end > i + 1) {
+          out[item.front()->text] = std::string(
+              definition.substr(item[i + 1]->begin, item[end - 1]->end - item[i + 1]->begin));
+        }
+        break;
+      }
+    }
+    return out;
+  }
+
+  std::string temporary_copy(std::string_view definition, std::string_view table) {
+    // CREATE TABLE name ( item, … ) options [PARTITION BY …]
+    if (!take("CREATE") || !take("TABLE")) return std::string(definition);
+    take_if_exists();
+    name();
+    if (!take_symbol('(')) return std::string(definition);
+    std::string out = "CREATE TEMPORARY TABLE " + std::string(table) + " (";
+    bool first = true;
+    std::vector<const Token*> item;
+    const auto add = [&] {
+      if (!item.empty() && !has_word(item, "FOREIGN")) {
+        out += (first ? "" : ", ");
+        out += definition.substr(item.front()->begin, item.back()->end - item.front()->begin);
+        first = false;
+      }
+      item.clear();
+    };
+    for (int depth = 0; at_ < tokens_.size(); ++at_) {
+      const Token& t = tokens_[at_];
+      const bool symbol = t.kind == Token::Kind::kSymbol;
+      if (symbol && t.text == "(") ++depth;
+      if (symbol && t.text == ")" && depth-- == 0) break;
+      if (symbol && t.text == "," && depth == 0) {
+        add();
+      } else {
+        item.push_back(&t);
+      }
+    }
+    add();
+    out += ")";
+    // The table options up to its partitions.
+    const size_t options = ++at_;
+    while (at_ < tokens_.size() && !is("PARTITION")) ++at_;
+    if (options < tokens_.size() && at_ > options) {
+      out += ' ';
+      out +=
+          definition.substr(tokens_[options].begin, tokens_[at_ - 1].end - tokens_[options].begin);
+    }
+    return out;
+  }
+
+ private:
   static bool word_at(const std::vector<const Token*>& c, size_t i,
                       std::initializer_list<const char*> words) {
     return i < c.size() && c[i]->kind == Token::Kind::kWord &&
@@ -373,6 +515,41 @@ class Parser {
 
 std::vector<DdlChange> ddl_changes(std::string_view statement, std::string_view database) {
   return Parser(tokenize(statement), database).changes();
+}
+
+std::string alter_clauses(std::string_view statement, std::string_view table) {
+  Parser parser(tokenize(statement), "");
+  return parser.take_alter() ? parser.alter_clauses(statement, table) : std::string();
+}
+
+std::vector<std::pair<std::string, std::string>> column_renames(std::string_view statement) {
+  Parser parser(tokenize(statement), "");
+  if (!parser.take_alter()) return {};
+  return parser.column_renames();
+}
+
+std::map<std::string, std::string> column_defaults(std::string_view definition) {
+  return Parser(tokenize(definition), "").column_defaults(definition);
+}
+
+std::string table_option(std::string_view definition, std::string_view option) {
+  const std::vector<Token> tokens = tokenize(definition);
+  // After the columns' parentheses: OPTION [=] value.
+  int depth = 0;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const Token& t = tokens[i];
+    if (t.kind == Token::Kind::kSymbol && t.text == "(") ++depth;
+    if (t.kind == Token::Kind::kSymbol && t.text == ")") --depth;
+    if (depth != 0 || t.kind != Token::Kind::kWord || t.upper != option) continue;
+    size_t at = i + 1;
+    if (at < tokens.size() && tokens[at].text == "=") ++at;
+    if (at < tokens.size()) return tokens[at].text;
+  }
+  return "";
+}
+
+std::string temporary_copy(std::string_view definition, std::string_view table) {
+  return Parser(tokenize(definition), "").temporary_copy(definition, table);
 }
 
 }  // namespace sluice

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,9 @@ struct DdlChange {
   std::string database;  ///< as written, or the statement's default database
   std::string table;     ///< empty: every table of `database` (DROP DATABASE)
   Effect effect = Effect::kRowsChange;
+  /// Whether an ALTER TABLE changes the table in place (it does not rename
+  /// it): what alter_clauses() can replay.
+  bool altered_in_place = false;
 };
 
 /// The tables DDL `statement`, run with default database `database`,
@@ -27,5 +31,29 @@ struct DdlChange {
 /// MySQL's executable comments read. Statements that change no table's
 /// columns (CREATE VIEW, TRIGGER, USER, …) and temporary tables give none.
 std::vector<DdlChange> ddl_changes(std::string_view statement, std::string_view database);
+
+/// The clauses of ALTER TABLE `statement` that change the columns of its
+/// rows (or the default charset of columns added later), as an ALTER TABLE
+/// of `table` (a quoted name) instead: what the schema history replays on
+/// its copy. Indexes other than the primary key, foreign keys, partitions
+/// and table options are left out. Empty if nothing is left.
+std::string alter_clauses(std::string_view statement, std::string_view table);
+
+/// The columns ALTER TABLE `statement` renames, old name and new: CHANGE
+/// [COLUMN] old new …, RENAME COLUMN old TO new.
+std::vector<std::pair<std::string, std::string>> column_renames(std::string_view statement);
+
+/// The DEFAULT of each column of `definition`, a CREATE TABLE that SHOW
+/// CREATE TABLE wrote, as it is written there, by column name.
+std::map<std::string, std::string> column_defaults(std::string_view definition);
+
+/// The table option `option` (COLLATE, CHARSET, ENGINE) of `definition`,
+/// a CREATE TABLE that SHOW CREATE TABLE wrote; empty if it has none.
+std::string table_option(std::string_view definition, std::string_view option);
+
+/// `definition`, a CREATE TABLE that SHOW CREATE TABLE wrote, as a CREATE
+/// TEMPORARY TABLE `table` (a quoted name) that a temporary table can have:
+/// without foreign keys, and without partitions.
+std::string temporary_copy(std::string_view definition, std::string_view table);
 
 }  // namespace sluice

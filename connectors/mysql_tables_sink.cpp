@@ -2,10 +2,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <cctype>
 #include <exception>
 #include <memory>
+#include <mutex>
 
 #include "sluice/engine/common/error.hpp"
+#include "sluice/engine/common/fault_point.hpp"
 
 namespace sluice {
 namespace {
@@ -13,12 +17,17 @@ namespace {
 // What one table's sink sees of the engine: the sink's context, with its
 // state kept under the table's name, and its own operator name, which
 // keeps its XA transactions apart from the other tables'. Its counters are
-// the sink's, so that they add up over the tables.
+// the sink's, so that they add up over the tables. The table's sink may be
+// replaced (its columns changed): forget() its actions before it goes.
 class TableContext final : public SinkContext {
  public:
   TableContext(SinkContext& sink, const std::string& table)
       : sink_(sink), prefix_(table + "/"), info_(sink.subtask()) {
     info_.operator_name += "/" + table;
+    sink_.register_cancel_action([this] {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (const auto& cancel : cancels_) cancel();
+    });
   }
 
   const SubtaskInfo& subtask() const override { return info_; }
@@ -47,7 +56,8 @@ class TableContext final : public SinkContext {
   }
   bool checkpoints_enabled() const override { return sink_.checkpoints_enabled(); }
   void register_cancel_action(std::function<void()> action) override {
-    sink_.register_cancel_action(std::move(action));
+    std::lock_guard<std::mutex> lock(mutex_);
+    cancels_.push_back(std::move(action));
   }
   void register_flush_action(std::function<void()> action) override { flush_ = std::move(action); }
 
@@ -55,63 +65,116 @@ class TableContext final : public SinkContext {
   void flush() const {
     if (flush_) flush_();
   }
+  /// Drops what the table's sink registered, before it goes.
+  void forget() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cancels_.clear();
+    flush_ = nullptr;
+  }
 
  private:
   SinkContext& sink_;
   const std::string prefix_;
   SubtaskInfo info_;
   std::function<void()> flush_;
+  std::mutex mutex_;  // guards cancels_, which the engine runs from another thread
+  std::vector<std::function<void()>> cancels_;
 };
 
 class MySqlTablesSink final : public Sink {
  public:
   MySqlTablesSink(MySqlSinkOptions options, std::vector<TableSchema> tables,
-                  std::vector<MySqlTableTarget> targets, bool create_tables)
+                  std::vector<MySqlTableTarget> targets, bool create_tables,
+                  SchemaChangeBehavior behavior)
       : options_(std::move(options)),
         tables_(std::move(tables)),
         targets_(std::move(targets)),
-        create_tables_(create_tables) {}
+        create_tables_(create_tables),
+        behavior_(behavior) {}
 
+  // A table's sink opens when its first rows come, with their columns
+  // (which a restore may have changed); exactly-once, all open at once, to
+  // recover their transactions.
   void open(SinkContext& context) override {
     if (create_tables_) create_missing_tables();
-    for (size_t t = 0; t < tables_.size(); ++t) {
-      MySqlSinkOptions options = options_;
-      options.table = targets_[t].table;
-      options.key.clear();
-      options.mode.reset();
-      options.parallelism = 1;
-      contexts_.push_back(std::make_unique<TableContext>(context, tables_[t].name));
-      sinks_.push_back(mysql_sink(options, tables_[t].schema).create(contexts_.back()->subtask()));
-      sinks_.back()->open(*contexts_.back());
+    sinks_.resize(tables_.size());
+    for (const TableSchema& table : tables_) {
+      contexts_.push_back(std::make_unique<TableContext>(context, table.name));
+    }
+    if (options_.delivery == MySqlSinkOptions::Delivery::kExactlyOnce) {
+      for (size_t t = 0; t < tables_.size(); ++t) sinks_[t] = table_sink(t, tables_[t].schema);
     }
     context.register_flush_action([this] {
       for (const auto& table : contexts_) table->flush();
     });
   }
 
+  void on_schema_change(const SchemaChange& change) override {
+    const size_t t = change.table;
+    if (t >= sinks_.size()) {
+      throw Error("table '" + change.after.name + "' is new to the stream (" + change.statement +
+                  "): not followed");
+    }
+    const auto* detail = dynamic_cast<const MySqlSchemaChange*>(change.detail.get());
+    if (!change.restored) {
+      if (behavior_ == SchemaChangeBehavior::kException || detail == nullptr) {
+        throw ConfigError("table '" + change.after.name + "' changed its columns: " +
+                          change.statement + " (schema.change.behavior=exception)");
+      }
+      if (options_.delivery == MySqlSinkOptions::Delivery::kExactlyOnce) {
+        throw ConfigError("table '" + change.after.name +
+                          "' changed its columns: " + change.statement +
+                          "; with sink.delivery=exactly-once schema changes are not followed");
+      }
+    }
+    // The rows before the change are written under the columns they have;
+    // those after it, by a sink of the new columns.
+    if (sinks_[t]) {
+      contexts_[t]->flush();
+      sinks_[t]->close(std::nullopt);
+      contexts_[t]->forget();
+      sinks_[t].reset();
+    }
+    if (change.restored) return;
+    alter_target(t, *detail);
+    fault_point("mysql-sink-schema-change");
+  }
+
   void write(Row&&) override {
     throw std::logic_error("the MySQL sink of several tables takes batches, each of one table");
   }
-  void write_batch(Batch& rows) override { sinks_.at(rows.table())->write_batch(rows); }
+  void write_batch(Batch& rows) override {
+    std::unique_ptr<Sink>& sink = sinks_.at(rows.table());
+    if (!sink) sink = table_sink(rows.table(), rows.schema());
+    sink->write_batch(rows);
+  }
   void finish() override {
-    for (const auto& sink : sinks_) sink->finish();
+    for (const auto& sink : sinks_) {
+      if (sink) sink->finish();
+    }
   }
 
   void snapshot_state(int64_t id) override {
-    for (const auto& sink : sinks_) sink->snapshot_state(id);
+    for (const auto& sink : sinks_) {
+      if (sink) sink->snapshot_state(id);
+    }
   }
   void notify_checkpoint_complete(int64_t id) override {
-    for (const auto& sink : sinks_) sink->notify_checkpoint_complete(id);
+    for (const auto& sink : sinks_) {
+      if (sink) sink->notify_checkpoint_complete(id);
+    }
   }
   void notify_checkpoint_aborted(int64_t id) override {
-    for (const auto& sink : sinks_) sink->notify_checkpoint_aborted(id);
+    for (const auto& sink : sinks_) {
+      if (sink) sink->notify_checkpoint_aborted(id);
+    }
   }
   // Every table's sink closes, whatever another's close threw.
   void close(std::optional<int64_t> last_completed) override {
     std::exception_ptr first;
     for (const auto& sink : sinks_) {
       try {
-        sink->close(last_completed);
+        if (sink) sink->close(last_completed);
       } catch (...) {
         if (!first) first = std::current_exception();
       }
@@ -120,6 +183,30 @@ class MySqlTablesSink final : public Sink {
   }
 
  private:
+  // Table t's sink, for rows of `schema`, open.
+  std::unique_ptr<Sink> table_sink(size_t t, const Schema& schema) {
+    MySqlSinkOptions options = options_;
+    options.table = targets_[t].table;
+    options.key.clear();
+    options.mode.reset();
+    options.parallelism = 1;
+    std::unique_ptr<Sink> sink = mysql_sink(options, schema).create(contexts_[t]->subtask());
+    sink->open(*contexts_[t]);
+    return sink;
+  }
+
+  void alter_target(size_t t, const MySqlSchemaChange& change) {
+    MySqlConnection connection(options_.url);
+    const std::string& name = targets_[t].table;
+    const std::optional<TableInfo> target = connection.find_table(name);
+    if (!target) throw ConfigError("table '" + name + "' is gone from " + options_.url.to_string());
+    for (const std::string& clause : target_alterations(*target, change, behavior_)) {
+      const std::string sql = "ALTER TABLE " + quote_identifier(name) + " " + clause;
+      spdlog::info("mysql sink: {}", sql);
+      connection.execute(sql);
+    }
+  }
+
   void create_missing_tables() {
     MySqlConnection connection(options_.url);
     for (size_t t = 0; t < tables_.size(); ++t) {
@@ -141,16 +228,92 @@ class MySqlTablesSink final : public Sink {
   const std::vector<TableSchema> tables_;
   const std::vector<MySqlTableTarget> targets_;
   const bool create_tables_;
+  const SchemaChangeBehavior behavior_;
   // Per table: its sink, and the context it sees. Contexts go after the
   // sinks that hold them.
   std::vector<std::unique_ptr<TableContext>> contexts_;
   std::vector<std::unique_ptr<Sink>> sinks_;
 };
 
+// The column named `name` in `columns` (names are case-insensitive), or npos.
+size_t find_column(const std::vector<TableColumn>& columns, const std::string& name) {
+  const auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  for (size_t i = 0; i < columns.size(); ++i) {
+    if (lower(columns[i].name) == lower(name)) return i;
+  }
+  return std::string::npos;
+}
+
+bool same_definition(const TableColumn& a, const TableColumn& b) {
+  return a.column_type == b.column_type && a.charset == b.charset && a.collation == b.collation &&
+         a.nullable == b.nullable;
+}
+
 }  // namespace
 
+std::vector<std::string> target_alterations(const TableInfo& target,
+                                            const MySqlSchemaChange& change,
+                                            SchemaChangeBehavior behavior) {
+  constexpr size_t npos = std::string::npos;
+  const bool lenient = behavior == SchemaChangeBehavior::kLenient;
+  std::vector<std::string> out;
+  std::vector<TableColumn> now = target.columns;  // as the clauses so far leave it
+  for (const auto& [from, to] : change.renames) {
+    const size_t at = find_column(now, from);
+    if (at == npos || find_column(now, to) != npos) continue;
+    out.push_back("RENAME COLUMN " + quote_identifier(from) + " TO " + quote_identifier(to));
+    now[at].name = to;
+  }
+  for (const TableColumn& column : change.before) {
+    const bool renamed = std::any_of(change.renames.begin(), change.renames.end(),
+                                     [&](const auto& r) { return r.first == column.name; });
+    if (renamed || find_column(change.after, column.name) != npos) continue;
+    const size_t at = find_column(now, column.name);
+    if (at == npos) continue;
+    if (!lenient) {
+      out.push_back("DROP COLUMN " + quote_identifier(now[at].name));
+      now.erase(now.begin() + static_cast<std::ptrdiff_t>(at));
+    } else if (!now[at].nullable) {
+      now[at].nullable = true;  // rows written from now on leave it NULL
+      out.push_back("MODIFY COLUMN " + column_sql(now[at]));
+    }
+  }
+  std::string previous;
+  for (const TableColumn& column : change.after) {
+    TableColumn wanted = column;
+    const size_t at = find_column(now, column.name);
+    const std::string position =
+        previous.empty() ? " FIRST" : " AFTER " + quote_identifier(previous);
+    const size_t after_previous = previous.empty() ? 0 : find_column(now, previous) + 1;
+    if (at == npos) {
+      // As the source added it, default and all, so that the rows there
+      // take the values they took in the source.
+      out.push_back("ADD COLUMN " + column_sql(wanted) + position);
+      now.insert(now.begin() + static_cast<std::ptrdiff_t>(after_previous), wanted);
+    } else {
+      const bool moved = !lenient && at != after_previous;
+      if (!same_definition(now[at], wanted) || moved) {
+        out.push_back("MODIFY COLUMN " + column_sql(wanted) + (moved ? position : ""));
+        now.erase(now.begin() + static_cast<std::ptrdiff_t>(at));
+        const size_t to = previous.empty() ? 0 : find_column(now, previous) + 1;
+        now.insert(now.begin() + static_cast<std::ptrdiff_t>(moved ? to : std::min(at, now.size())),
+                   wanted);
+      }
+    }
+    previous = column.name;
+  }
+  if (!change.collation.empty() && change.collation != target.collation) {
+    out.push_back("COLLATE=" + change.collation);  // of the columns added later
+  }
+  return out;
+}
+
 SinkDef mysql_tables_sink(const MySqlSinkOptions& options, const std::vector<TableSchema>& tables,
-                          std::vector<MySqlTableTarget> targets, bool create_tables) {
+                          std::vector<MySqlTableTarget> targets, bool create_tables,
+                          SchemaChangeBehavior behavior) {
   if (targets.size() != tables.size()) {
     throw std::logic_error("mysql_tables_sink: a target per table");
   }
@@ -164,9 +327,9 @@ SinkDef mysql_tables_sink(const MySqlSinkOptions& options, const std::vector<Tab
     }
   }
   return SinkDef{
-      .create = [options, tables, targets = std::move(targets),
-                 create_tables](const SubtaskInfo&) -> std::unique_ptr<Sink> {
-        return std::make_unique<MySqlTablesSink>(options, tables, targets, create_tables);
+      .create = [options, tables, targets = std::move(targets), create_tables,
+                 behavior](const SubtaskInfo&) -> std::unique_ptr<Sink> {
+        return std::make_unique<MySqlTablesSink>(options, tables, targets, create_tables, behavior);
       },
       .check =
           [](const StreamType& input) {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "sluice/connectors/mysql_connection.hpp"
+#include "sluice/connectors/mysql_schema_history.hpp"
 #include "sluice/connectors/mysql_sink.hpp"
 
 namespace sluice {
@@ -17,6 +18,24 @@ struct MySqlTableTarget {
   TableInfo like;
 };
 
+/// What the sink of several tables makes of a table's schema change, as
+/// Flink CDC's `schema.change.behavior` says.
+enum class SchemaChangeBehavior {
+  kLenient,    ///< a dropped column stays, nullable; columns keep their order; others as they are
+  kEvolve,     ///< every change as it is
+  kException,  ///< none: the job fails, naming the statement
+};
+
+/// The ALTER TABLE clauses that make the change `change` made to a source
+/// table to its target, whose columns are `target`'s now, as `behavior`
+/// says: renames first, then the columns dropped, then the columns of the
+/// new order, added or modified. A clause the target has already (a change
+/// replayed after a crash) is left out; so are columns the target has that
+/// the source never had.
+std::vector<std::string> target_alterations(const TableInfo& target,
+                                            const MySqlSchemaChange& change,
+                                            SchemaChangeBehavior behavior);
+
 /// The MySQL sink of a stream of several tables (StreamType::tables): table
 /// i's changes go into `targets[i]`, each written as mysql_sink() writes
 /// one table's (upsert by the table's primary key, at-least-once or
@@ -25,8 +44,13 @@ struct MySqlTableTarget {
 /// its source when the sink opens; an existing one must fit, as for
 /// mysql_sink(). It runs with one subtask, so that each key's changes are
 /// written in order. Its state and transactions are kept per table, under
-/// the source table's name: a restore finds each table's again.
+/// the source table's name: a restore finds each table's again. A schema
+/// change of a table (a MySqlSchemaChange from the mysql-cdc source) is
+/// made to its target as `behavior` says, after the rows before it are
+/// written and before those after it; at-least-once only: under
+/// exactly-once it fails the job, naming the statement.
 SinkDef mysql_tables_sink(const MySqlSinkOptions& options, const std::vector<TableSchema>& tables,
-                          std::vector<MySqlTableTarget> targets, bool create_tables);
+                          std::vector<MySqlTableTarget> targets, bool create_tables,
+                          SchemaChangeBehavior behavior = SchemaChangeBehavior::kLenient);
 
 }  // namespace sluice

@@ -41,8 +41,13 @@ void build_tables(const Config& config, JobGraph& graph, const MySqlCdcOptions& 
     targets.push_back({table.table, connection.describe_table(table.table, table.database)});
   }
   Stream changes = graph.source("mysql-cdc", mysql_cdc_source(source, tables));
-  changes.sink("mysql", mysql_tables_sink(sink, changes.type().tables, std::move(targets),
-                                          config.get_bool("sink.create-tables")));
+  const std::string behavior = config.get_string("schema.change.behavior");
+  changes.sink("mysql",
+               mysql_tables_sink(sink, changes.type().tables, std::move(targets),
+                                 config.get_bool("sink.create-tables"),
+                                 behavior == "evolve"      ? SchemaChangeBehavior::kEvolve
+                                 : behavior == "exception" ? SchemaChangeBehavior::kException
+                                                           : SchemaChangeBehavior::kLenient));
 }
 
 void build(const Config& config, JobGraph& graph) {
@@ -92,7 +97,16 @@ JobDefinition mysql_to_mysql_job() {
                       .default_value = "true",
                       .doc = "mysql-to-mysql with source.tables: create a missing target table "
                              "like its source (columns, types, charsets, collations, primary "
-                             "key)"}}});
+                             "key)"},
+                     {.key = "schema.change.behavior",
+                      .type = OptionType::kEnum,
+                      .default_value = "lenient",
+                      .doc = "mysql-to-mysql with source.tables: what an ALTER TABLE of a "
+                             "captured table does to its target: lenient (a dropped column "
+                             "stays, nullable, and columns keep their order; added, renamed and "
+                             "changed columns as in the source), evolve (every change as it is) "
+                             "or exception (the job fails)",
+                      .choices = {"lenient", "evolve", "exception"}}}});
   return {.name = "mysql-to-mysql",
           .summary = "a MySQL table's changes, snapshot then binlog, replicated into another table",
           .options = options,

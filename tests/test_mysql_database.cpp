@@ -30,19 +30,28 @@ std::vector<std::vector<std::optional<std::string>>> rows_of(MySqlConnection& sq
                    " ORDER BY 1, 2");
 }
 
-// What information_schema says of a table's columns: name, type, charset,
-// collation, nullability, key; and its default collation.
-std::vector<std::vector<std::optional<std::string>>> shape_of(MySqlConnection& sql,
-                                                              const std::string& database,
-                                                              const std::string& table) {
-  auto shape = sql.query(
+// What information_schema says of a table's columns, a line each: name,
+// type, charset, collation, nullability, whether in the primary key; and
+// its default collation.
+std::vector<std::string> shape_of(MySqlConnection& sql, const std::string& database,
+                                  const std::string& table) {
+  auto rows = sql.query(
       "SELECT COLUMN_NAME, COLUMN_TYPE, CHARACTER_SET_NAME, COLLATION_NAME, IS_NULLABLE, "
-      "COLUMN_KEY FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = " +
+      "COLUMN_KEY = 'PRI' FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = " +
       sql.quote(database) + " AND TABLE_NAME = " + sql.quote(table) + " ORDER BY ORDINAL_POSITION");
-  auto collation = sql.query("SELECT TABLE_COLLATION FROM information_schema.TABLES WHERE " +
-                             std::string("TABLE_SCHEMA = ") + sql.quote(database) +
-                             " AND TABLE_NAME = " + sql.quote(table));
-  shape.insert(shape.end(), collation.begin(), collation.end());
+  const auto collation = sql.query("SELECT TABLE_COLLATION FROM information_schema.TABLES WHERE " +
+                                   std::string("TABLE_SCHEMA = ") + sql.quote(database) +
+                                   " AND TABLE_NAME = " + sql.quote(table));
+  rows.insert(rows.end(), collation.begin(), collation.end());
+  std::vector<std::string> shape;
+  for (const auto& row : rows) {
+    std::string line;
+    for (const auto& field : row) {
+      if (!line.empty()) line += ' ';
+      line += field.value_or("NULL");
+    }
+    shape.push_back(line);
+  }
   return shape;
 }
 
@@ -326,4 +335,191 @@ TEST_CASE(
   });
   INFO(second.signal(SIGINT).output);
   CHECK(caught_up);
+}
+
+namespace {
+
+// The DDL a writer runs on the shop's two tables, with changes between:
+// columns added (anywhere, with defaults), dropped, renamed, changed in
+// type and charset, moved; several clauses in one statement.
+const std::vector<std::string> kSchemaChanges = {
+    "ALTER TABLE orders ADD COLUMN status VARCHAR(12) NOT NULL DEFAULT 'new' AFTER id",
+    "ALTER TABLE customers ADD COLUMN vip BOOLEAN DEFAULT 0 FIRST, MODIFY name VARCHAR(80)",
+    "ALTER TABLE orders CHANGE note remark VARCHAR(100) CHARACTER SET latin1",
+    "ALTER TABLE orders DROP COLUMN created, ADD COLUMN weight DOUBLE",
+    "ALTER TABLE orders MODIFY amount DECIMAL(16,4) NOT NULL DEFAULT 0 AFTER status",
+    "ALTER TABLE customers RENAME COLUMN email TO mail, ADD INDEX by_mail (mail)",
+    "ALTER TABLE customers CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
+};
+
+// Changes to the shop's rows that fit the columns after `changes` of
+// kSchemaChanges ran: each names only the columns it has then.
+void change_rows(MySqlConnection& sql, size_t changes, int round) {
+  const std::string n = std::to_string(round);
+  const std::string id = std::to_string(1000 + round);
+  sql.execute("INSERT INTO orders (id, customer, amount) VALUES (" + id + ", 3, 1.25)");
+  sql.execute("UPDATE orders SET amount = amount + 1 WHERE id % 7 = " + std::to_string(round % 7));
+  sql.execute("DELETE FROM orders WHERE id = " + std::to_string(round + 1));
+  sql.execute("INSERT INTO customers (id, name) VALUES (" + id + ", 'Zoë " + n + "')");
+  sql.execute("UPDATE customers SET name = CONCAT(name, '·') WHERE id % 5 = " +
+              std::to_string(round % 5));
+  if (changes > 3) sql.execute("UPDATE orders SET weight = " + n + ".5 WHERE id = " + id);
+  if (changes > 2) sql.execute("UPDATE orders SET remark = 'Grüße' WHERE id % 3 = 0");
+}
+
+}  // namespace
+
+TEST_CASE(
+    "mysql-to-mysql with source.tables makes each ALTER TABLE to the target, in order with "
+    "the rows, across kills and restarts",
+    "[mysql][cdc][serial]") {
+  const std::string behavior = GENERATE("evolve", "lenient");
+  const std::string metadata = GENERATE("NO_LOG", "FULL");
+  INFO("schema.change.behavior=" << behavior << ", binlog_row_metadata=" << metadata);
+  MySqlConnection admin(testing::test_mysql_url());
+  const std::string was =
+      admin.query("SELECT @@global.binlog_row_metadata").at(0).at(0).value_or("NO_LOG");
+  admin.execute("SET GLOBAL binlog_row_metadata = " + metadata);
+  struct Restore {
+    MySqlConnection& sql;
+    std::string was;
+    ~Restore() { sql.execute("SET GLOBAL binlog_row_metadata = " + was); }
+  } restore{admin, was};
+
+  testing::TempDir dir;
+  testing::TestDatabase shop;
+  testing::TestDatabase replica;
+  MySqlConnection sql(shop.url());
+  sql.execute(
+      "CREATE TABLE customers (id INT PRIMARY KEY, name VARCHAR(40) CHARACTER SET latin1, "
+      "email VARCHAR(80))");
+  sql.execute(
+      "CREATE TABLE orders (id BIGINT PRIMARY KEY, customer INT NOT NULL, amount "
+      "DECIMAL(12,2), note TEXT, created DATETIME(3) DEFAULT '2026-01-02 03:04:05.678')");
+  sql.execute(
+      "INSERT INTO customers SELECT seq, CONCAT('Kunde ', seq), CONCAT(seq, '@x') FROM "
+      "seq_1_to_40");
+  sql.execute(
+      "INSERT INTO orders (id, customer, amount, note) SELECT seq, seq % 40 + 1, seq / 8, "
+      "'n' FROM seq_1_to_200");
+  const std::string db = shop.url().database;
+  const std::string command =
+      std::string(SLUICE_CLI) + " run mysql-to-mysql --set source.url=" + url_of(db) +
+      " --set sink.url=" + url_of(replica.url().database) + " --set 'source.tables=" + db +
+      ".*' --set job.name=" + testing::unique_name("ddl") +
+      " --set checkpoint.dir=" + dir.path().string() + " --set schema.change.behavior=" + behavior +
+      " --set checkpoint.interval=50ms --set engine.flush.interval=10ms";
+  MySqlConnection target(replica.url());
+  // Every source column's values, as the source has them.
+  const auto difference = [&]() -> std::string {
+    for (const std::string table : {"customers", "orders"}) {
+      std::string columns;
+      for (const TableColumn& c : sql.describe_table(table).columns)
+        columns += (columns.empty() ? "" : ", ") + quote_identifier(c.name);
+      const std::string select = "SELECT " + columns + " FROM ";
+      const auto rows = sql.query(select + table + " ORDER BY id");
+      std::vector<std::vector<std::optional<std::string>>> copied;
+      try {
+        copied = target.query(select + table + " ORDER BY id");
+      } catch (const MySqlError& e) {
+        return table + ": " + e.what();
+      }
+      if (copied != rows) {
+        return table + ": " + std::to_string(copied.size()) + " rows in the target, " +
+               std::to_string(rows.size()) + " in the source";
+      }
+    }
+    return "";
+  };
+  const auto in_sync = [&] { return difference().empty(); };
+
+  size_t applied = 0;
+  const auto next_change = [&] {
+    sql.execute(kSchemaChanges.at(applied++));
+    change_rows(sql, applied, static_cast<int>(applied));
+  };
+  {
+    testing::BackgroundCommand run(command + " 2>&1");
+    REQUIRE(testing::wait_until(in_sync));
+    next_change();
+    next_change();
+    const bool synced = testing::wait_until(in_sync);
+    INFO(difference() << "\n" << run.output());
+    REQUIRE(synced);
+    CHECK(run.kill().status == 137);
+  }
+  // Changed while the job is down: the restart reads the rows before them
+  // with the columns of its checkpoint.
+  next_change();
+  next_change();
+  {
+    // Killed right after it altered the target: the restart replays the
+    // change onto a target that has it.
+    const auto killed =
+        testing::run_command("SLUICE_FAULT=mysql-sink-schema-change " + command + " 2>&1");
+    INFO(killed.output);
+    CHECK(killed.status == 137);
+  }
+  testing::BackgroundCommand run(command + " 2>&1");
+  while (applied < kSchemaChanges.size()) next_change();
+  const bool synced = testing::wait_until(in_sync);
+  INFO(difference());
+  const auto finished = run.signal(SIGINT);
+  INFO(finished.output);
+  CHECK(synced);
+  CHECK(finished.status == 130);
+  CHECK_THAT(finished.output, Catch::Contains("resuming the binlog"));
+  for (const std::string table : {"customers", "orders"}) {
+    INFO(table);
+    const auto source_shape = shape_of(sql, db, table);
+    const auto target_shape = shape_of(target, replica.url().database, table);
+    if (behavior == "evolve") {
+      CHECK(target_shape == source_shape);
+    } else {
+      // Every source column as it is; the dropped ones stay, nullable.
+      for (size_t c = 0; c + 1 < source_shape.size(); ++c) {
+        INFO(source_shape[c]);
+        CHECK(std::find(target_shape.begin(), target_shape.end(), source_shape[c]) !=
+              target_shape.end());
+      }
+    }
+  }
+  if (behavior == "lenient") {
+    const auto created = target.find_table("orders")->column("created");
+    REQUIRE(created != nullptr);
+    CHECK(created->nullable);
+  }
+}
+
+TEST_CASE("mysql-to-mysql with source.tables fails naming an ALTER TABLE it does not follow",
+          "[mysql][cdc]") {
+  const std::string when =
+      GENERATE("schema.change.behavior=exception", "sink.delivery=exactly-once", "primary key");
+  INFO(when);
+  testing::TempDir dir;
+  testing::TestDatabase shop;
+  testing::TestDatabase replica;
+  MySqlConnection sql(shop.url());
+  sql.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT)");
+  sql.execute("INSERT INTO t VALUES (1, 1)");
+  const std::string db = shop.url().database;
+  const std::string job = testing::unique_name("ddl");
+  const testing::PreparedGuard guard(job);
+  testing::BackgroundCommand run(
+      std::string(SLUICE_CLI) + " run mysql-to-mysql --set source.url=" + url_of(db) +
+      " --set sink.url=" + url_of(replica.url().database) + " --set 'source.tables=" + db +
+      ".*' --set job.name=" + job + " --set checkpoint.dir=" + dir.path().string() +
+      " --set checkpoint.interval=50ms" +
+      (when == "primary key" ? std::string() : " --set " + when) + " 2>&1");
+  MySqlConnection target(replica.url());
+  REQUIRE(testing::wait_until(
+      [&] { return target.find_table("t") && !target.query("SELECT * FROM t").empty(); }));
+  const std::string statement = when == "primary key"
+                                    ? "ALTER TABLE t DROP PRIMARY KEY, ADD PRIMARY KEY (id, v)"
+                                    : "ALTER TABLE t ADD COLUMN w INT";
+  sql.execute(statement);
+  const auto ended = run.wait();
+  INFO(ended.output);
+  CHECK(ended.status != 0);
+  CHECK_THAT(ended.output, Catch::Contains(statement));
 }

@@ -111,3 +111,75 @@ TEST_CASE("DDL is read past comments and into executable comments", "[ddl]") {
   CHECK(described("GRANT SELECT ON customers TO u").empty());
   CHECK(described("").empty());
 }
+
+TEST_CASE("the schema history replays an ALTER's column clauses on its copy, nothing else",
+          "[ddl]") {
+  CHECK(alter_clauses("ALTER TABLE shop.orders ADD COLUMN note TEXT AFTER id, ADD INDEX i (a), "
+                      "DROP FOREIGN KEY fk, ALGORITHM=INPLACE",
+                      "`copy`") == "ALTER TABLE `copy` ADD COLUMN note TEXT AFTER id");
+  CHECK(alter_clauses("/* why */ alter table `orders` modify `v` decimal(12, 2) not null "
+                      "default 1.50 comment 'a, b', drop column w, convert to character set "
+                      "latin1",
+                      "`c`") ==
+        "ALTER TABLE `c` modify `v` decimal(12, 2) not null default 1.50 comment 'a, b', drop "
+        "column w, convert to character set latin1");
+  CHECK(alter_clauses("ALTER TABLE t DEFAULT CHARSET = latin1, ADD CONSTRAINT fk FOREIGN KEY (a) "
+                      "REFERENCES p (id)",
+                      "`c`") == "ALTER TABLE `c` DEFAULT CHARSET = latin1");
+  CHECK(alter_clauses("ALTER TABLE t ADD INDEX (a), ENGINE=InnoDB", "`c`").empty());
+  CHECK(alter_clauses("ALTER TABLE t ADD PRIMARY KEY (a), DROP PRIMARY KEY", "`c`") ==
+        "ALTER TABLE `c` ADD PRIMARY KEY (a), DROP PRIMARY KEY");
+}
+
+TEST_CASE("the column renames of an ALTER: CHANGE and RENAME COLUMN", "[ddl]") {
+  using Renames = std::vector<std::pair<std::string, std::string>>;
+  CHECK(column_renames("ALTER TABLE t CHANGE COLUMN a b INT, CHANGE c c BIGINT, RENAME COLUMN "
+                       "`d e` TO f, CHANGE IF EXISTS g h TEXT, ADD x INT") ==
+        Renames{{"a", "b"}, {"d e", "f"}, {"g", "h"}});
+  CHECK(column_renames("ALTER TABLE t RENAME TO u").empty());
+  CHECK(column_renames("ALTER TABLE t RENAME INDEX a TO b").empty());
+}
+
+TEST_CASE("a table's definition as a temporary copy: no foreign keys, no partitions", "[ddl]") {
+  CHECK(temporary_copy("CREATE TABLE `orders` (\n  `id` int(11) NOT NULL,\n  `c` int(11) "
+                       "DEFAULT NULL,\n  `note` varchar(10) DEFAULT 'a,(b)',\n  PRIMARY KEY "
+                       "(`id`),\n  KEY `c` (`c`),\n  CONSTRAINT `fk` FOREIGN KEY (`c`) REFERENCES "
+                       "`customers` (`id`)\n) ENGINE=InnoDB DEFAULT CHARSET=latin1 "
+                       "COLLATE=latin1_swedish_ci\n PARTITION BY HASH (`id`)\nPARTITIONS 4",
+                       "`db`.`copy`") ==
+        "CREATE TEMPORARY TABLE `db`.`copy` (`id` int(11) NOT NULL, `c` int(11) DEFAULT NULL, "
+        "`note` varchar(10) DEFAULT 'a,(b)', PRIMARY KEY (`id`), KEY `c` (`c`)) ENGINE=InnoDB "
+        "DEFAULT CHARSET=latin1 COLLATE=latin1_swedish_ci");
+  // The last item kept too.
+  CHECK(temporary_copy("CREATE TABLE `t` (\n  `id` int(11) NOT NULL,\n  PRIMARY KEY (`id`)\n) "
+                       "ENGINE=InnoDB",
+                       "`c`") ==
+        "CREATE TEMPORARY TABLE `c` (`id` int(11) NOT NULL, PRIMARY KEY "
+        "(`id`)) ENGINE=InnoDB");
+}
+
+TEST_CASE("a table's column defaults, as SHOW CREATE TABLE writes them", "[ddl]") {
+  using Defaults = std::map<std::string, std::string>;
+  CHECK(
+      column_defaults(
+          "CREATE TABLE `t` (\n  `id` int(11) NOT NULL,\n  `a` decimal(6,2) DEFAULT 1.50,\n  "
+          "`b` varchar(5) DEFAULT 'x''y' COMMENT 'c',\n  `c` datetime DEFAULT current_timestamp() "
+          "ON UPDATE current_timestamp(),\n  `d` int(11) DEFAULT (`id` + 1) INVISIBLE,\n  `e` "
+          "double DEFAULT -1e-5,\n  `f` bit(3) DEFAULT b'101',\n  `g` int(11) DEFAULT NULL,\n  "
+          "PRIMARY KEY (`id`)\n) ENGINE=InnoDB") == Defaults{{"a", "1.50"},
+                                                             {"b", "'x''y'"},
+                                                             {"c", "current_timestamp()"},
+                                                             {"d", "(`id` + 1)"},
+                                                             {"e", "-1e-5"},
+                                                             {"f", "b'101'"},
+                                                             {"g", "NULL"}});
+}
+
+TEST_CASE("a table option of a CREATE TABLE, not a column's", "[ddl]") {
+  const std::string definition =
+      "CREATE TABLE `t` (\n  `a` varchar(5) COLLATE latin1_bin DEFAULT NULL\n) ENGINE=InnoDB "
+      "DEFAULT CHARSET=latin1 COLLATE=latin1_german1_ci";
+  CHECK(table_option(definition, "COLLATE") == "latin1_german1_ci");
+  CHECK(table_option(definition, "CHARSET") == "latin1");
+  CHECK(table_option(definition, "COMMENT").empty());
+}
