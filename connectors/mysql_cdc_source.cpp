@@ -1,5 +1,6 @@
 #include "sluice/connectors/mysql_cdc_source.hpp"
 
+#include <mysqld_error.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -156,7 +157,7 @@ class MySqlCdcSource final : public Source {
       resume_ = state.resume;
       table_index_ = state.table;
       last_key_ = state.last_key;
-      if (several_ && phase_ == Phase::kBinlog && state.definitions.size() == tables_.size()) {
+      if (several_ && state.definitions.size() == tables_.size()) {
         restore_columns(state.definitions);
       }
       spdlog::info("mysql-cdc {}: resuming the {} at {}", names_,
@@ -187,8 +188,10 @@ class MySqlCdcSource final : public Source {
   }
 
   PollResult poll_next(Collector& out) override {
+    for (auto& restored : restored_columns_) out.change_schema(std::move(restored));
+    restored_columns_.clear();
     if (phase_ == Phase::kSnapshot) {
-      if (!snapshot_) start_snapshot();
+      if (!snapshot_) start_snapshot(out);
       if (start_held_) return PollResult::kNothingAvailable;
       if (catch_up_) {
         catch_up(out);
@@ -199,17 +202,12 @@ class MySqlCdcSource final : public Source {
     }
     if (options_.startup == MySqlCdcOptions::Startup::kSnapshot) return PollResult::kEndOfInput;
     if (!reader_) reader_ = make_reader(binlog_tables_, several_);
-    for (auto& restored : restored_columns_) out.change_schema(std::move(restored));
-    restored_columns_.clear();
     changes_.clear();
     reader_->read(changes_);
     resume_ = reader_->resume();
     for (const BinlogChange& change : changes_) {
       if (change.schema_change) {
-        const BinlogSchemaChange& c = *change.schema_change;
-        binlog_tables_[change.table] = c.after;
-        out.change_schema(
-            schema_change(change.table, c.after, c.statement, c.before.columns, c.renames));
+        follow(out, change);
       } else {
         emit(out, change.table, change.row);
       }
@@ -361,11 +359,21 @@ class MySqlCdcSource final : public Source {
   // One consistent read of the tables, and the binlog position it is at.
   // Resuming a snapshot, the rows emitted before are as of an earlier
   // position: the binlog from there to this one brings them up to it first.
-  void start_snapshot() {
-    snapshot_ = std::make_unique<MySqlConnection>(options_.url, session());
-    snapshot_->execute("SET SESSION time_zone = '+00:00'");  // TIMESTAMPs as the binlog has them
-    snapshot_->execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ");
-    snapshot_->execute("START TRANSACTION WITH CONSISTENT SNAPSHOT");
+  // A stream of several tables follows their columns: those the tables had
+  // when the snapshot was taken (read before and after it, until no DDL
+  // came between) are the ones it reads, and where they are not those the
+  // job began with, the stream learns the change first.
+  void start_snapshot(Collector& out) {
+    std::vector<std::string> definitions;
+    for (;;) {
+      if (several_) definitions = current_definitions();
+      snapshot_ = std::make_unique<MySqlConnection>(options_.url, session());
+      snapshot_->execute("SET SESSION time_zone = '+00:00'");  // TIMESTAMPs as the binlog has them
+      snapshot_->execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+      snapshot_->execute("START TRANSACTION WITH CONSISTENT SNAPSHOT");
+      if (!several_ || current_definitions() == definitions) break;
+    }
+    definitions_.reset();
     std::string file;
     uint64_t offset = 0;
     for (const auto& row : snapshot_->query("SHOW STATUS LIKE 'binlog_snapshot_%'")) {
@@ -378,12 +386,45 @@ class MySqlCdcSource final : public Source {
     spdlog::info("mysql-cdc {}: snapshot at binlog {}", names_, at.to_string());
     if (!resume_) {
       resume_ = BinlogResume{.position = at};
+      if (several_) columns_now(definitions, out);
       return;
     }
     spdlog::info("mysql-cdc {}: bringing the rows read before from binlog {} to {}", names_,
                  resume_->position.to_string(), at.to_string());
-    catch_up_ = make_reader(tables_, false);
+    // It follows the schema changes up to the snapshot's position.
+    catch_up_ = make_reader(binlog_tables_, several_);
     catch_up_->stop_at(at);
+  }
+
+  // Each table's CREATE TABLE now.
+  std::vector<std::string> current_definitions() {
+    if (!definitions_) definitions_ = std::make_unique<MySqlConnection>(options_.url, session());
+    std::vector<std::string> out;
+    for (const CapturedTable& table : tables_) {
+      out.push_back(show_create_table(*definitions_, table.database, table.table));
+    }
+    return out;
+  }
+
+  // The tables whose columns changed since the job began, as `definitions`
+  // (a fresh snapshot's) say: a change the target is given too.
+  void columns_now(const std::vector<std::string>& definitions, Collector& out) {
+    SchemaHistory history(options_.url, &canceller_);
+    for (size_t t = 0; t < tables_.size(); ++t) {
+      if (definitions[t] == binlog_tables_[t].definition) continue;
+      CapturedTable now = history.table(tables_[t].database, tables_[t].table, definitions[t]);
+      std::vector<TableColumn> before = binlog_tables_[t].columns;
+      binlog_tables_[t] = now;
+      out.change_schema(schema_change(t, now, "the columns when the snapshot began", before));
+    }
+  }
+
+  // A schema change the binlog reader followed, into the stream.
+  void follow(Collector& out, const BinlogChange& change) {
+    const BinlogSchemaChange& c = *change.schema_change;
+    binlog_tables_[change.table] = c.after;
+    out.change_schema(
+        schema_change(change.table, c.after, c.statement, c.before.columns, c.renames));
   }
 
   // The binlog's changes to the rows emitted so far, up to the snapshot's
@@ -400,11 +441,18 @@ class MySqlCdcSource final : public Source {
   void catch_up(Collector& out) {
     changes_.clear();
     catch_up_->read(changes_);
+    // The keys of the table being read, each taken with the columns the
+    // table has where it stands.
     std::vector<std::vector<Value>> keys;
+    std::vector<size_t> key_columns = binlog_tables_[table_index_].schema.primary_key();
     for (const BinlogChange& change : changes_) {
-      if (change.table == table_index_ && !last_key_.empty()) {
-        keys.push_back(key_of(change.table, change.row));
+      if (change.table != table_index_ || last_key_.empty()) continue;
+      if (change.schema_change) {
+        key_columns = change.schema_change->after.schema.primary_key();
+        continue;
       }
+      std::vector<Value>& key = keys.emplace_back();
+      for (size_t k : key_columns) key.push_back(change.row.fields[k]);
     }
     const std::vector<bool> after = keys.empty()
                                         ? std::vector<bool>{}
@@ -413,11 +461,17 @@ class MySqlCdcSource final : public Source {
     size_t at = 0;
     for (const BinlogChange& change : changes_) {
       bool emit = change.table < table_index_;
-      if (change.table == table_index_ && !last_key_.empty()) emit = !after[at++];
+      if (change.table == table_index_ && !last_key_.empty() && !change.schema_change) {
+        emit = !after[at++];
+      }
       emitted.push_back(emit);
     }
     for (size_t i = 0; i < changes_.size(); ++i) {
       const size_t table = changes_[i].table;
+      if (changes_[i].schema_change) {  // whatever table: the snapshot reads its new columns
+        follow(out, changes_[i]);
+        continue;
+      }
       Row row = changes_[i].row;
       // An update's two images are neighbours: read() gives whole events.
       const bool removes = row.kind == RowKind::kDelete ||
@@ -447,7 +501,7 @@ class MySqlCdcSource final : public Source {
 
   std::vector<Value> key_of(size_t table, const Row& row) const {
     std::vector<Value> key;
-    for (size_t k : tables_[table].schema.primary_key()) key.push_back(row.fields[k]);
+    for (size_t k : binlog_tables_[table].schema.primary_key()) key.push_back(row.fields[k]);
     return key;
   }
 
@@ -463,7 +517,7 @@ class MySqlCdcSource final : public Source {
   // The next chunk of the snapshot: of the table at table_index_, in key
   // order after last_key_.
   void read_chunk(Collector& out) {
-    const CapturedTable& table = tables_[table_index_];
+    const CapturedTable& table = binlog_tables_[table_index_];
     const Schema& schema = table.schema;
     const KeyOrder& order = orders_[table_index_];
     std::string columns;
@@ -480,7 +534,19 @@ class MySqlCdcSource final : public Source {
                       quote_identifier(table.table);
     if (!last_key_.empty()) sql += " WHERE " + order.after(*snapshot_, last_key_);
     sql += " ORDER BY " + order.columns() + " LIMIT " + std::to_string(options_.chunk_rows);
-    const auto rows = snapshot_->query(sql);
+    std::vector<std::vector<std::optional<std::string>>> rows;
+    try {
+      rows = snapshot_->query(sql);
+    } catch (const MySqlError& e) {
+      // An ALTER TABLE after the snapshot's position: the table's rows in
+      // it are gone or of other columns. A new snapshot, and the binlog
+      // (the ALTER in it) brings what was read up to it first.
+      if (!several_ || (e.code() != ER_BAD_FIELD_ERROR && e.code() != ER_TABLE_DEF_CHANGED)) throw;
+      spdlog::info("mysql-cdc {}: {} changed under the snapshot ({}); taking a new one", names_,
+                   table.table, e.message());
+      snapshot_.reset();
+      return;
+    }
     for (const auto& text : rows) {
       Row row;
       row.kind = RowKind::kInsert;
@@ -511,6 +577,7 @@ class MySqlCdcSource final : public Source {
   // changes (several_ only).
   std::vector<CapturedTable> binlog_tables_ = tables_;
   std::vector<std::shared_ptr<const SchemaChange>> restored_columns_;  // to send first
+  std::unique_ptr<MySqlConnection> definitions_;  // reads current_definitions()
   std::vector<KeyOrder> orders_;  // per table
   std::string names_;             // "db.t1, db.t2"
   std::string server_;            // server_identity()

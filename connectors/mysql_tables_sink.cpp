@@ -98,6 +98,8 @@ class MySqlTablesSink final : public Sink {
   void open(SinkContext& context) override {
     if (create_tables_) create_missing_tables();
     sinks_.resize(tables_.size());
+    fitted_.resize(tables_.size());
+    restored_ = context.restored_checkpoint().has_value();
     for (const TableSchema& table : tables_) {
       contexts_.push_back(std::make_unique<TableContext>(context, table.name));
     }
@@ -130,10 +132,11 @@ class MySqlTablesSink final : public Sink {
     // The rows before the change are written under the columns they have;
     // those after it, by a sink of the new columns.
     if (sinks_[t]) {
-      contexts_[t]->flush();
+      sinks_[t]->finish();  // every change, a -U waiting for its +U too
       sinks_[t]->close(std::nullopt);
       contexts_[t]->forget();
       sinks_[t].reset();
+      fitted_[t].reset();
     }
     if (change.restored) return;
     alter_target(t, *detail);
@@ -144,9 +147,16 @@ class MySqlTablesSink final : public Sink {
     throw std::logic_error("the MySQL sink of several tables takes batches, each of one table");
   }
   void write_batch(Batch& rows) override {
-    std::unique_ptr<Sink>& sink = sinks_.at(rows.table());
-    if (!sink) sink = table_sink(rows.table(), rows.schema());
-    sink->write_batch(rows);
+    const size_t t = rows.table();
+    if (!sinks_.at(t)) sinks_[t] = table_sink(t, rows.schema());
+    if (!fitted_[t]) {
+      sinks_[t]->write_batch(rows);
+      return;
+    }
+    Fitted& fitted = *fitted_[t];
+    fitted.rows.append_columns(rows, fitted.columns);
+    rows.clear();
+    sinks_[t]->write_batch(fitted.rows);
   }
   void finish() override {
     for (const auto& sink : sinks_) {
@@ -184,13 +194,41 @@ class MySqlTablesSink final : public Sink {
 
  private:
   // Table t's sink, for rows of `schema`, open.
+  //
+  // A restored run replays the changes after its checkpoint onto a target
+  // that may be ahead of it in its columns too: a column a replayed ALTER
+  // TABLE drops or renames is gone there already. Those changes are written
+  // to the columns the target has (the values of the others are the
+  // target's already, or the replayed ALTER's to drop), until the replay
+  // reaches the ALTER, which the target has and is not made again.
   std::unique_ptr<Sink> table_sink(size_t t, const Schema& schema) {
     MySqlSinkOptions options = options_;
     options.table = targets_[t].table;
     options.key.clear();
     options.mode.reset();
     options.parallelism = 1;
-    std::unique_ptr<Sink> sink = mysql_sink(options, schema).create(contexts_[t]->subtask());
+    const Schema* written = &schema;
+    if (restored_) {
+      std::optional<TableInfo> target = MySqlConnection(options_.url).find_table(options.table);
+      std::vector<size_t> columns;
+      std::vector<Column> kept;
+      for (size_t c = 0; c < schema.size(); ++c) {
+        if (target && target->column(schema.column(c).name) == nullptr) continue;
+        columns.push_back(c);
+        kept.push_back(schema.column(c));
+      }
+      if (columns.size() < schema.size()) {
+        spdlog::info(
+            "mysql sink: table '{}' has not all the columns of the changes replayed "
+            "(an ALTER TABLE after the checkpoint dropped or renamed them): writing "
+            "those it has",
+            options.table);
+        fitted_[t] = std::make_unique<Fitted>(Schema(std::move(kept), schema.primary_key_names()),
+                                              std::move(columns));
+        written = &fitted_[t]->schema;
+      }
+    }
+    std::unique_ptr<Sink> sink = mysql_sink(options, *written).create(contexts_[t]->subtask());
     sink->open(*contexts_[t]);
     return sink;
   }
@@ -233,6 +271,16 @@ class MySqlTablesSink final : public Sink {
   // sinks that hold them.
   std::vector<std::unique_ptr<TableContext>> contexts_;
   std::vector<std::unique_ptr<Sink>> sinks_;
+  // A table's sink writing fewer columns than its rows have (table_sink()).
+  struct Fitted {
+    Fitted(Schema written, std::vector<size_t> of_rows)
+        : schema(std::move(written)), columns(std::move(of_rows)) {}
+    Schema schema;                // the columns written
+    std::vector<size_t> columns;  // of the rows, in order
+    Batch rows{schema};
+  };
+  std::vector<std::unique_ptr<Fitted>> fitted_;
+  bool restored_ = false;  // the run resumed from a checkpoint
 };
 
 // The column named `name` in `columns` (names are case-insensitive), or npos.
