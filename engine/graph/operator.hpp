@@ -31,7 +31,7 @@ class Collector {
   /// `change` hands on a schema change behind those rows.
   Collector(Batch& out, const std::vector<TableSchema>& tables, std::function<void()> hand_on,
             std::function<void(std::shared_ptr<const SchemaChange>)> change)
-      : out_(&out), hand_on_(std::move(hand_on)), change_(std::move(change)) {
+      : out_(&out), several_(true), hand_on_(std::move(hand_on)), change_(std::move(change)) {
     for (const TableSchema& table : tables) schemas_.push_back(&table.schema);
   }
 
@@ -57,7 +57,7 @@ class Collector {
   /// Makes what is emitted next go to table `table` of the output's tables,
   /// handing on the rows of another table emitted before.
   void to_table(uint32_t table) {
-    if (!hand_on_) throw std::logic_error("the operator's output is of one table");
+    if (!several_) throw std::logic_error("the operator's output is of one table");
     const Schema& schema = *schemas_.at(table);
     if (&out_->schema() == &schema && out_->table() == table) return;
     if (out_->size() > 0) hand_on_();
@@ -66,14 +66,14 @@ class Collector {
   /// In an output of several tables: makes what is emitted next go to the
   /// table of `rows`, with its columns.
   void like(const Batch& rows) {
-    if (!hand_on_ || (out_->table() == rows.table() && &out_->schema() == &rows.schema())) return;
+    if (!several_ || (out_->table() == rows.table() && &out_->schema() == &rows.schema())) return;
     if (out_->size() > 0) hand_on_();
     out_->set_table(rows.schema(), rows.table());
   }
   /// Sends `change` behind the rows emitted so far: table change->table's
   /// rows emitted after it have its new columns.
   void change_schema(std::shared_ptr<const SchemaChange> change) {
-    if (!change_) throw std::logic_error("the operator's output is of one table");
+    if (!several_) throw std::logic_error("the operator's output is of one table");
     const uint32_t table = change->table;
     if (table >= schemas_.size()) schemas_.resize(table + 1, nullptr);
     schemas_[table] = &change->after.schema;
@@ -96,6 +96,7 @@ class Collector {
 
  private:
   Batch* out_;
+  bool several_ = false;                // an output of several tables
   std::vector<const Schema*> schemas_;  // per table, its columns now
   std::function<void()> hand_on_;
   std::function<void(std::shared_ptr<const SchemaChange>)> change_;
