@@ -147,6 +147,7 @@ class MySqlTablesSink final : public Sink {
     throw std::logic_error("the MySQL sink of several tables takes batches, each of one table");
   }
   void write_batch(Batch& rows) override {
+    if (rows.empty()) return;
     const size_t t = rows.table();
     if (!sinks_.at(t)) sinks_[t] = table_sink(t, rows.schema());
     if (!fitted_[t]) {

@@ -10,7 +10,9 @@ InputProcessor::Status InputProcessor::process_next() {
   if (!batch) return Status::kNothingAvailable;
   metrics_.batches_in.add(1);
   const ControlEvent event = batch->event;
-  head_.push(*batch);
+  // A batch that only carries an event may be a recycled one of another
+  // table's columns: the chain gets rows only.
+  if (!batch->empty()) head_.push(*batch);
   inputs_.recycle(index, std::move(batch));
   switch (event.kind) {
     case EventKind::kNone:
