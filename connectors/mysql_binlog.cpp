@@ -504,6 +504,7 @@ std::shared_ptr<const BinlogSchemaChange> BinlogReader::follow(size_t t,
   change->after = history_->altered(tables_[t], statement);
   change->statement = statement;
   change->renames = column_renames(statement);
+  change->position = stream.event_end();
   if (change->after.schema.primary_key_names() != change->before.schema.primary_key_names()) {
     throw ConfigError("DDL on captured table '" + tables_[t].database + "." + tables_[t].table +
                       "' at " + stream.event_end().to_string() + ": " + statement +

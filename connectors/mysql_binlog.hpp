@@ -83,6 +83,8 @@ struct BinlogSchemaChange {
   std::string statement;
   /// Columns renamed (CHANGE old new, RENAME COLUMN old TO new).
   std::vector<std::pair<std::string, std::string>> renames;
+  /// Where the binlog has it: the end of its event.
+  BinlogPosition position;
 };
 
 /// A change of a captured table: +I, -U then +U, or -D, with every column;

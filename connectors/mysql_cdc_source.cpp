@@ -294,8 +294,10 @@ class MySqlCdcSource final : public Source {
   std::shared_ptr<const SchemaChange> schema_change(
       size_t t, const CapturedTable& after, const std::string& statement,
       std::vector<TableColumn> before,
-      std::vector<std::pair<std::string, std::string>> renames = {}) const {
+      std::vector<std::pair<std::string, std::string>> renames = {},
+      const BinlogPosition& position = {}) const {
     auto detail = std::make_shared<MySqlSchemaChange>();
+    if (!position.file.empty()) detail->position = position.to_string();
     detail->before = std::move(before);
     detail->after = after.columns;
     detail->renames = std::move(renames);
@@ -424,7 +426,7 @@ class MySqlCdcSource final : public Source {
     const BinlogSchemaChange& c = *change.schema_change;
     binlog_tables_[change.table] = c.after;
     out.change_schema(
-        schema_change(change.table, c.after, c.statement, c.before.columns, c.renames));
+        schema_change(change.table, c.after, c.statement, c.before.columns, c.renames, c.position));
   }
 
   // The binlog's changes to the rows emitted so far, up to the snapshot's

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sluice/connectors/mysql_binlog.hpp"
+#include "sluice/connectors/mysql_binlog_position.hpp"
 #include "sluice/connectors/mysql_connection.hpp"
 #include "sluice/engine/data/schema.hpp"
 
@@ -20,6 +21,9 @@ struct MySqlSchemaChange final : SchemaChangeDetail {
   std::vector<std::pair<std::string, std::string>> renames;
   /// The table's default collation after it.
   std::string collation;
+  /// Where it is in the binlog ("mariadb-bin.000002:831"): a sink that
+  /// made a change at a later place has this one too. Empty: unknown.
+  std::string position;
 };
 
 /// The columns of captured tables as the DDL in the binlog changes them

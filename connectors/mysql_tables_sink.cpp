@@ -14,6 +14,9 @@
 namespace sluice {
 namespace {
 
+// Where the sink notes the last schema change it made to each target.
+constexpr char kMadeTable[] = "`sluice_schema_changes`";
+
 // What one table's sink sees of the engine: the sink's context, with its
 // state kept under the table's name, and its own operator name, which
 // keeps its XA transactions apart from the other tables'. Its counters are
@@ -118,16 +121,16 @@ class MySqlTablesSink final : public Sink {
                   "): not followed");
     }
     const auto* detail = dynamic_cast<const MySqlSchemaChange*>(change.detail.get());
-    if (!change.restored) {
-      if (behavior_ == SchemaChangeBehavior::kException || detail == nullptr) {
-        throw ConfigError("table '" + change.after.name + "' changed its columns: " +
-                          change.statement + " (schema.change.behavior=exception)");
-      }
-      if (options_.delivery == MySqlSinkOptions::Delivery::kExactlyOnce) {
-        throw ConfigError("table '" + change.after.name +
-                          "' changed its columns: " + change.statement +
-                          "; with sink.delivery=exactly-once schema changes are not followed");
-      }
+    // Restored columns are those of a change after the checkpoint, which
+    // the replay comes to: under exactly-once, fail at once.
+    if (options_.delivery == MySqlSinkOptions::Delivery::kExactlyOnce) {
+      throw ConfigError("table '" + change.after.name +
+                        "' changed its columns: " + change.statement +
+                        "; with sink.delivery=exactly-once schema changes are not followed");
+    }
+    if (!change.restored && (behavior_ == SchemaChangeBehavior::kException || detail == nullptr)) {
+      throw ConfigError("table '" + change.after.name + "' changed its columns: " +
+                        change.statement + " (schema.change.behavior=exception)");
     }
     // The rows before the change are written under the columns they have;
     // those after it, by a sink of the new columns.
@@ -234,15 +237,41 @@ class MySqlTablesSink final : public Sink {
     return sink;
   }
 
+  // Makes `change` to table t's target, unless the target has a later one
+  // already (a replay after a restore): each change made is noted, with its
+  // place in the binlog, in the target's database (kMadeTable).
   void alter_target(size_t t, const MySqlSchemaChange& change) {
     MySqlConnection connection(options_.url);
     const std::string& name = targets_[t].table;
     const std::optional<TableInfo> target = connection.find_table(name);
     if (!target) throw ConfigError("table '" + name + "' is gone from " + options_.url.to_string());
+    const std::optional<BinlogPosition> at = BinlogPosition::parse(change.position);
+    const std::string key = "job = " + connection.quote(contexts_[t]->subtask().job_name) +
+                            " AND target = " + connection.quote(name);
+    if (at) {
+      connection.execute(std::string("CREATE TABLE IF NOT EXISTS ") + kMadeTable +
+                         " (job VARCHAR(255) NOT NULL, target VARCHAR(64) NOT NULL, position "
+                         "VARCHAR(255) NOT NULL, PRIMARY KEY (job, target))");
+      const auto made =
+          connection.query(std::string("SELECT position FROM ") + kMadeTable + " WHERE " + key);
+      if (!made.empty()) {
+        const std::optional<BinlogPosition> last = BinlogPosition::parse(made[0][0].value_or(""));
+        if (last && *at <= *last) {
+          spdlog::info("mysql sink: table '{}' has the change at {} already (up to {})", name,
+                       change.position, last->to_string());
+          return;
+        }
+      }
+    }
     for (const std::string& clause : target_alterations(*target, change, behavior_)) {
       const std::string sql = "ALTER TABLE " + quote_identifier(name) + " " + clause;
       spdlog::info("mysql sink: {}", sql);
       connection.execute(sql);
+    }
+    if (at) {
+      connection.execute(std::string("REPLACE INTO ") + kMadeTable + " VALUES (" +
+                         connection.quote(contexts_[t]->subtask().job_name) + ", " +
+                         connection.quote(name) + ", " + connection.quote(change.position) + ")");
     }
   }
 
