@@ -574,7 +574,7 @@ class MySqlCdcSource final : public Source {
 
   MySqlCdcOptions options_;
   const std::vector<CapturedTable> tables_;
-  const bool several_;            // a stream of several tables, not of one they share
+  const bool several_;  // a stream of several tables, not of one they share
   // The tables as the binlog is read now: their columns follow its schema
   // changes (several_ only).
   std::vector<CapturedTable> binlog_tables_ = tables_;

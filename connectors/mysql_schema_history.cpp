@@ -14,10 +14,18 @@ constexpr char kCopy[] = "`sluice_schema_history`";
 
 }  // namespace
 
+void take_defaults(std::vector<TableColumn>& columns, std::string_view definition) {
+  const std::map<std::string, std::string> defaults = column_defaults(definition);
+  for (TableColumn& column : columns) {
+    if (const auto found = defaults.find(column.name); found != defaults.end()) {
+      column.default_sql = found->second;
+    }
+  }
+}
+
 MySqlConnection& SchemaHistory::connection() {
   if (!connection_) {
-    connection_ =
-        std::make_unique<MySqlConnection>(url_, MySqlSession{.canceller = canceller_});
+    connection_ = std::make_unique<MySqlConnection>(url_, MySqlSession{.canceller = canceller_});
   }
   return *connection_;
 }
@@ -60,9 +68,10 @@ CapturedTable SchemaHistory::read_copy(const std::string& database, const std::s
     if (!column.collation.empty()) {
       auto& charset = charsets[column.collation];
       if (charset.empty()) {
-        charset = sql.query("SELECT CHARACTER_SET_NAME FROM information_schema.COLLATIONS WHERE "
-                            "COLLATION_NAME = " +
-                            sql.quote(column.collation))
+        charset = sql.query(
+                         "SELECT CHARACTER_SET_NAME FROM information_schema.COLLATIONS WHERE "
+                         "COLLATION_NAME = " +
+                         sql.quote(column.collation))
                       .at(0)
                       .at(0)
                       .value_or("");
@@ -83,7 +92,8 @@ CapturedTable SchemaHistory::read_copy(const std::string& database, const std::s
        sql.query(std::string("SHOW KEYS FROM ") + kCopy + " WHERE Key_name = 'PRIMARY'")) {
     info.primary_key.push_back(row.at(4).value_or(""));  // by Seq_in_index
   }
-  std::string definition = sql.query(std::string("SHOW CREATE TABLE ") + kCopy).at(0).at(1).value_or("");
+  std::string definition =
+      sql.query(std::string("SHOW CREATE TABLE ") + kCopy).at(0).at(1).value_or("");
   sql.execute(std::string("DROP TEMPORARY TABLE ") + kCopy);
   // As SHOW CREATE TABLE writes the table itself.
   const std::string copy = std::string("CREATE TEMPORARY TABLE ") + kCopy;
@@ -91,12 +101,7 @@ CapturedTable SchemaHistory::read_copy(const std::string& database, const std::s
     definition = "CREATE TABLE " + quote_identifier(table) + definition.substr(copy.size());
   }
   Charsets decoders(sql);
-  const std::map<std::string, std::string> defaults = column_defaults(definition);
-  for (TableColumn& column : info.columns) {
-    if (const auto found = defaults.find(column.name); found != defaults.end()) {
-      column.default_sql = found->second;
-    }
-  }
+  take_defaults(info.columns, definition);
   CapturedTable captured{.database = database,
                          .table = table,
                          .schema = info.schema(),

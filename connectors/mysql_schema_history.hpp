@@ -26,6 +26,10 @@ struct MySqlSchemaChange final : SchemaChangeDetail {
   std::string position;
 };
 
+/// Sets each of `columns`' default_sql as `definition` (SHOW CREATE TABLE
+/// of their table) writes it.
+void take_defaults(std::vector<TableColumn>& columns, std::string_view definition);
+
 /// The columns of captured tables as the DDL in the binlog changes them
 /// (Debezium's schema history), worked out by the server itself: a table is
 /// kept as its CREATE TABLE (CapturedTable::definition), and an ALTER TABLE

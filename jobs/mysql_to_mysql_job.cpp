@@ -8,7 +8,7 @@
 #include "sluice/cli/flink_sql.hpp"
 #include "sluice/connectors/mysql_binlog.hpp"
 #include "sluice/connectors/mysql_cdc_source.hpp"
-#include "sluice/connectors/mysql_ddl.hpp"
+#include "sluice/connectors/mysql_schema_history.hpp"
 #include "sluice/connectors/mysql_sink.hpp"
 #include "sluice/connectors/mysql_tables_sink.hpp"
 #include "sluice/engine/graph/node_def.hpp"
@@ -42,12 +42,7 @@ void build_tables(const Config& config, JobGraph& graph, const MySqlCdcOptions& 
     TableInfo like = connection.describe_table(table.table, table.database);
     // Defaults too: a column that a later ALTER TABLE leaves unfilled takes
     // the same value in both.
-    const std::map<std::string, std::string> defaults = column_defaults(table.definition);
-    for (TableColumn& column : like.columns) {
-      if (const auto found = defaults.find(column.name); found != defaults.end()) {
-        column.default_sql = found->second;
-      }
-    }
+    take_defaults(like.columns, table.definition);
     targets.push_back({table.table, std::move(like)});
   }
   Stream changes = graph.source("mysql-cdc", mysql_cdc_source(source, tables));

@@ -60,6 +60,19 @@ PreparedGuard::~PreparedGuard() {
   }
 }
 
+ScopedRowMetadata::ScopedRowMetadata(const std::string& metadata)
+    : admin_(test_mysql_url()),
+      was_(admin_.query("SELECT @@global.binlog_row_metadata").at(0).at(0).value_or("NO_LOG")) {
+  admin_.execute("SET GLOBAL binlog_row_metadata = " + metadata);
+}
+
+ScopedRowMetadata::~ScopedRowMetadata() {
+  try {
+    admin_.execute("SET GLOBAL binlog_row_metadata = " + was_);
+  } catch (const std::exception&) {
+  }
+}
+
 TestDatabase::TestDatabase() : url_(test_mysql_url()) {
   // The test user may create databases named sluice_*.
   const std::string name = unique_name("sluice_test");

@@ -59,6 +59,21 @@ class PreparedGuard {
   std::string job_;
 };
 
+/// Sets the server's binlog_row_metadata (NO_LOG, MINIMAL, FULL) while it
+/// lives, then what it was. Users' servers run either: tests of the binlog
+/// read both. Tag such tests [serial].
+class ScopedRowMetadata {
+ public:
+  explicit ScopedRowMetadata(const std::string& metadata);
+  ~ScopedRowMetadata();
+  ScopedRowMetadata(const ScopedRowMetadata&) = delete;
+  ScopedRowMetadata& operator=(const ScopedRowMetadata&) = delete;
+
+ private:
+  MySqlConnection admin_;
+  std::string was_;
+};
+
 /// A database made for one test and dropped after it; `url()` points at it.
 class TestDatabase {
  public:

@@ -162,15 +162,7 @@ TEST_CASE("mysql-cdc copies a column of every type exactly, from the snapshot an
   // Users' servers write the binlog's column metadata or not: read both.
   const std::string metadata = GENERATE("NO_LOG", "FULL");
   INFO("binlog_row_metadata=" << metadata);
-  MySqlConnection admin(testing::test_mysql_url());
-  const std::string was =
-      admin.query("SELECT @@global.binlog_row_metadata").at(0).at(0).value_or("NO_LOG");
-  admin.execute("SET GLOBAL binlog_row_metadata = " + metadata);
-  struct Restore {
-    MySqlConnection& sql;
-    std::string was;
-    ~Restore() { sql.execute("SET GLOBAL binlog_row_metadata = " + was); }
-  } restore{admin, was};
+  const testing::ScopedRowMetadata row_metadata(metadata);
 
   testing::TestTable source("cdc_every_type", kEveryType);
   MySqlConnection& sql = source.connection();

@@ -376,15 +376,7 @@ TEST_CASE(
   const std::string behavior = GENERATE("evolve", "lenient");
   const std::string metadata = GENERATE("NO_LOG", "FULL");
   INFO("schema.change.behavior=" << behavior << ", binlog_row_metadata=" << metadata);
-  MySqlConnection admin(testing::test_mysql_url());
-  const std::string was =
-      admin.query("SELECT @@global.binlog_row_metadata").at(0).at(0).value_or("NO_LOG");
-  admin.execute("SET GLOBAL binlog_row_metadata = " + metadata);
-  struct Restore {
-    MySqlConnection& sql;
-    std::string was;
-    ~Restore() { sql.execute("SET GLOBAL binlog_row_metadata = " + was); }
-  } restore{admin, was};
+  const testing::ScopedRowMetadata row_metadata(metadata);
 
   testing::TempDir dir;
   testing::TestDatabase shop;
