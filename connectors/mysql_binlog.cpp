@@ -370,6 +370,7 @@ void BinlogReader::read(std::vector<BinlogChange>& out) {
       last_arrival_ = now();
     }
     if (out.size() >= enough || now() >= deadline) return;
+    if (!out.empty() && out.back().schema_change && !group_) return;
   }
 }
 
@@ -466,6 +467,17 @@ void BinlogReader::check_ddl(const std::string& statement, const std::string& da
                              BinlogStream& stream, std::vector<BinlogChange>& out) {
   const auto same = [](std::string_view a, std::string_view b) { return lower(a) == lower(b); };
   for (const DdlChange& change : ddl_changes(statement, database)) {
+    const bool captured = std::any_of(tables_.begin(), tables_.end(), [&](const CapturedTable& t) {
+      return same(change.database, t.database) && same(change.table, t.table);
+    });
+    if (change.creates && !captured && options_.new_tables &&
+        options_.new_tables(change.database, change.table)) {
+      throw ConfigError("DDL at " + stream.event_end().to_string() + ": " + statement +
+                        "; it makes table '" + change.database + "." + change.table +
+                        "', which source.tables matches, and tables that come after the job "
+                        "began are not captured yet. To capture it, start the job afresh with "
+                        "restore=none: it reads a new snapshot of every table it matches");
+    }
     for (size_t t = 0; t < tables_.size(); ++t) {
       const CapturedTable& table = tables_[t];
       // An unknown database (no default) might be the table's.
@@ -505,6 +517,7 @@ std::shared_ptr<const BinlogSchemaChange> BinlogReader::follow(size_t t,
   change->statement = statement;
   change->renames = column_renames(statement);
   change->position = stream.event_end();
+  change->resume_before = resume();  // at the start of the statement's group
   if (change->after.schema.primary_key_names() != change->before.schema.primary_key_names()) {
     throw ConfigError("DDL on captured table '" + tables_[t].database + "." + tables_[t].table +
                       "' at " + stream.event_end().to_string() + ": " + statement +

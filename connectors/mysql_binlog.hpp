@@ -3,6 +3,7 @@
 #include <chrono>
 #include <compare>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -85,6 +86,8 @@ struct BinlogSchemaChange {
   std::vector<std::pair<std::string, std::string>> renames;
   /// Where the binlog has it: the end of its event.
   BinlogPosition position;
+  /// Where a reader starts to read the change again: its statement's start.
+  BinlogResume resume_before;
 };
 
 /// A change of a captured table: +I, -U then +U, or -D, with every column;
@@ -114,6 +117,10 @@ struct BinlogReaderOptions {
   /// fail. Default: false, every DDL that changes a captured table's rows
   /// fails.
   bool follow_schema_changes = false;
+  /// Whether a table that is not captured is one the job would capture
+  /// (database, table): DDL that creates one (CREATE TABLE, or a RENAME to
+  /// its name) fails the read, naming it. Default: none.
+  std::function<bool(const std::string&, const std::string&)> new_tables;
 };
 
 /// Reads the binlog as replica `server_id` (unique among the server's
@@ -140,7 +147,8 @@ class BinlogReader {
 
   /// Reads on and appends the changes to `out`, until it appended about
   /// max_changes, the budget passed, what the server sent is read (it never
-  /// waits for more), or the reader came to stop_at().
+  /// waits for more), the reader came to stop_at(), or it appended a schema
+  /// change (the last of its statement's): nothing after one comes with it.
   void read(std::vector<BinlogChange>& out);
 
   /// Where a new reader would start to give what has not come out of

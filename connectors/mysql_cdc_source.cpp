@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <regex>
+#include <set>
 
 #include "sluice/connectors/mysql_binlog.hpp"
 #include "sluice/connectors/mysql_ddl.hpp"
@@ -131,6 +132,12 @@ class MySqlCdcSource final : public Source {
       : options_(std::move(options)),
         tables_(std::move(tables)),
         several_(!options_.patterns.empty()) {
+    if (several_) {
+      patterns_ = [patterns = TablePatterns(options_.patterns)](const std::string& database,
+                                                                const std::string& table) {
+        return patterns.matches(database, table);
+      };
+    }
     for (const CapturedTable& table : tables_) {
       orders_.emplace_back(table);
       names_ += (names_.empty() ? "" : ", ") + table.database + "." + table.table;
@@ -147,6 +154,7 @@ class MySqlCdcSource final : public Source {
       const SubtaskInfo& info = context.subtask();
       options_.server_id = claim_server_id(info.job_name + "/" + info.operator_name);
     }
+    hold_schema_changes_ = several_ && context.checkpoints_enabled();
     MySqlConnection connection(options_.url, session());
     const BinlogPosition end = current_binlog_position(connection);  // checks the binlog
     server_ = server_identity(connection);
@@ -202,11 +210,18 @@ class MySqlCdcSource final : public Source {
     }
     if (options_.startup == MySqlCdcOptions::Startup::kSnapshot) return PollResult::kEndOfInput;
     if (!reader_) reader_ = make_reader(binlog_tables_, several_);
+    if (!held_.empty()) {
+      if (!release_held(out)) return PollResult::kNothingAvailable;
+      resume_ = reader_->resume();
+      return PollResult::kMoreAvailable;
+    }
     changes_.clear();
     reader_->read(changes_);
     resume_ = reader_->resume();
-    for (const BinlogChange& change : changes_) {
+    for (size_t i = 0; i < changes_.size(); ++i) {
+      const BinlogChange& change = changes_[i];
       if (change.schema_change) {
+        if (hold_from(i)) break;
         follow(out, change);
       } else {
         emit(out, change.table, change.row);
@@ -226,6 +241,7 @@ class MySqlCdcSource final : public Source {
       return;
     }
     if (start_held_ && !start_checkpoint_) start_checkpoint_ = id;
+    if (!held_.empty() && !held_until_) held_until_ = id;
     CdcState state{.server = server_,
                    .tables = names_,
                    .phase = phase_,
@@ -243,6 +259,7 @@ class MySqlCdcSource final : public Source {
       spdlog::info("mysql-cdc {}: checkpoint {} holds where the snapshot began; reading it", names_,
                    id);
     }
+    if (held_until_ && id >= *held_until_) released_by_ = id;
   }
 
  private:
@@ -287,7 +304,8 @@ class MySqlCdcSource final : public Source {
     return std::make_unique<BinlogReader>(
         options_.url, options_.server_id, *resume_, tables,
         BinlogReaderOptions{.canceller = &canceller_,
-                            .follow_schema_changes = follow_schema_changes});
+                            .follow_schema_changes = follow_schema_changes,
+                            .new_tables = patterns_});
   }
 
   // Table `t`'s columns from here on, for the stream.
@@ -295,7 +313,7 @@ class MySqlCdcSource final : public Source {
       size_t t, const CapturedTable& after, const std::string& statement,
       std::vector<TableColumn> before,
       std::vector<std::pair<std::string, std::string>> renames = {},
-      const BinlogPosition& position = {}) const {
+      const BinlogPosition& position = {}, std::optional<int64_t> completed = {}) const {
     auto detail = std::make_shared<MySqlSchemaChange>();
     if (!position.file.empty()) detail->position = position.to_string();
     detail->before = std::move(before);
@@ -307,6 +325,7 @@ class MySqlCdcSource final : public Source {
     change->after = {after.database + "." + after.table, after.schema};
     change->statement = statement;
     change->restored = detail->before.empty();
+    change->completed_checkpoint = completed;
     change->detail = std::move(detail);
     return change;
   }
@@ -349,7 +368,7 @@ class MySqlCdcSource final : public Source {
       last_fetched_ = reader.last_event_time();
       fetch_lag_->set(static_cast<uint64_t>(millis_since(last_fetched_, now)));
     }
-    if (emitted) {
+    if (emitted && reader.last_change_time().time_since_epoch().count() != 0) {
       emit_lag_->set(static_cast<uint64_t>(millis_since(reader.last_change_time(), now)));
       last_emit_ = now;
     }
@@ -422,11 +441,34 @@ class MySqlCdcSource final : public Source {
   }
 
   // A schema change the binlog reader followed, into the stream.
-  void follow(Collector& out, const BinlogChange& change) {
+  void follow(Collector& out, const BinlogChange& change,
+              std::optional<int64_t> completed = std::nullopt) {
     const BinlogSchemaChange& c = *change.schema_change;
     binlog_tables_[change.table] = c.after;
-    out.change_schema(
-        schema_change(change.table, c.after, c.statement, c.before.columns, c.renames, c.position));
+    out.change_schema(schema_change(change.table, c.after, c.statement, c.before.columns, c.renames,
+                                    c.position, completed));
+  }
+
+  // Whether the schema change changes_[i] waits, with what follows it (see
+  // held_): from here on, the source stands before it.
+  bool hold_from(size_t i) {
+    if (!hold_schema_changes_) return false;
+    held_.assign(changes_.begin() + static_cast<std::ptrdiff_t>(i), changes_.end());
+    resume_ = held_.front().schema_change->resume_before;
+    spdlog::info("mysql-cdc {}: {} goes on once a checkpoint holds the changes before it", names_,
+                 held_.front().schema_change->statement);
+    return true;
+  }
+
+  // Sends the held schema changes, once their checkpoint completed; false
+  // while it has not.
+  bool release_held(Collector& out) {
+    if (!released_by_) return false;
+    for (const BinlogChange& change : held_) follow(out, change, released_by_);
+    held_.clear();
+    held_until_.reset();
+    released_by_.reset();
+    return true;
   }
 
   // The binlog's changes to the rows emitted so far, up to the snapshot's
@@ -441,6 +483,10 @@ class MySqlCdcSource final : public Source {
   // last image and the delete of it: a target that has it loses it, one
   // that has not is as before, and keyed state adds and takes back the same.
   void catch_up(Collector& out) {
+    if (!held_.empty()) {
+      if (release_held(out)) caught_up_to(catch_up_->resume());
+      return;
+    }
     changes_.clear();
     catch_up_->read(changes_);
     // The keys of the table being read, each taken with the columns the
@@ -471,6 +517,7 @@ class MySqlCdcSource final : public Source {
     for (size_t i = 0; i < changes_.size(); ++i) {
       const size_t table = changes_[i].table;
       if (changes_[i].schema_change) {  // whatever table: the snapshot reads its new columns
+        if (hold_from(i)) return;
         follow(out, changes_[i]);
         continue;
       }
@@ -493,7 +540,11 @@ class MySqlCdcSource final : public Source {
       if (half) row.kind = row.kind == RowKind::kUpdateBefore ? RowKind::kDelete : RowKind::kInsert;
       emit(out, table, row);
     }
-    resume_ = catch_up_->resume();
+    caught_up_to(catch_up_->resume());
+  }
+
+  void caught_up_to(BinlogResume resume) {
+    resume_ = std::move(resume);
     if (catch_up_->stopped()) {
       catch_up_.reset();
       spdlog::info("mysql-cdc {}: the rows read before are as of {}; reading on", names_,
@@ -573,6 +624,8 @@ class MySqlCdcSource final : public Source {
   }
 
   MySqlCdcOptions options_;
+  // A table of a name they match created later must fail the read (not captured yet).
+  std::function<bool(const std::string&, const std::string&)> patterns_;
   const std::vector<CapturedTable> tables_;
   const bool several_;  // a stream of several tables, not of one they share
   // The tables as the binlog is read now: their columns follow its schema
@@ -604,6 +657,17 @@ class MySqlCdcSource final : public Source {
   // which holds where it began, completed (see open()).
   bool start_held_ = false;
   std::optional<int64_t> start_checkpoint_;
+  // With checkpoints, a schema change waits until a checkpoint taken after
+  // the rows before it completed: a sink that makes it outside its
+  // transactions (a DDL commits by itself) has committed everything before
+  // it then, and holds nothing that would block it (a prepared XA
+  // transaction blocks DDL on its tables). held_ holds it, and the changes
+  // read with it (of the same statement); checkpoints taken meanwhile save
+  // the position before it.
+  bool hold_schema_changes_ = false;
+  std::vector<BinlogChange> held_;
+  std::optional<int64_t> held_until_;   // the first checkpoint taken while held
+  std::optional<int64_t> released_by_;  // a checkpoint completed since
 };
 
 }  // namespace
@@ -684,8 +748,11 @@ MySqlCdcOptions MySqlCdcOptions::from(const Config& config) {
   return options;
 }
 
-std::vector<TableName> match_tables(MySqlConnection& connection,
-                                    const std::vector<std::string>& patterns) {
+struct TablePatterns::Compiled {
+  std::vector<std::pair<std::regex, std::regex>> patterns;  // database, table
+};
+
+TablePatterns::TablePatterns(const std::vector<std::string>& patterns) {
   // Each part's expression: '\.' is the expression's '.', '*' alone any name.
   const auto expression = [](std::string part) {
     if (part == "*") return std::string(".*");
@@ -700,7 +767,7 @@ std::vector<TableName> match_tables(MySqlConnection& connection,
     }
     return out;
   };
-  std::vector<std::pair<std::regex, std::regex>> compiled;
+  auto compiled = std::make_shared<Compiled>();
   for (const std::string& pattern : patterns) {
     size_t dot = 0;
     while (dot < pattern.size() && (pattern[dot] != '.' || (dot > 0 && pattern[dot - 1] == '\\')))
@@ -711,25 +778,38 @@ std::vector<TableName> match_tables(MySqlConnection& connection,
                         "shop.orders_[0-9]+ or shop.*)");
     }
     try {
-      compiled.emplace_back(std::regex(expression(pattern.substr(0, dot))),
-                            std::regex(expression(pattern.substr(dot + 1))));
+      compiled->patterns.emplace_back(std::regex(expression(pattern.substr(0, dot))),
+                                      std::regex(expression(pattern.substr(dot + 1))));
     } catch (const std::regex_error& e) {
       throw ConfigError("option 'source.tables': '" + pattern +
                         "' is not a regular expression: " + e.what());
     }
   }
+  compiled_ = std::move(compiled);
+}
+
+TablePatterns::~TablePatterns() = default;
+TablePatterns::TablePatterns(const TablePatterns&) = default;
+
+bool TablePatterns::matches(const std::string& database, const std::string& table) const {
+  static const std::set<std::string> kServers = {"mysql", "information_schema",
+                                                 "performance_schema", "sys"};
+  if (kServers.contains(database)) return false;
+  return std::any_of(compiled_->patterns.begin(), compiled_->patterns.end(), [&](const auto& p) {
+    return std::regex_match(database, p.first) && std::regex_match(table, p.second);
+  });
+}
+
+std::vector<TableName> match_tables(MySqlConnection& connection,
+                                    const std::vector<std::string>& patterns) {
+  const TablePatterns compiled(patterns);
   std::vector<TableName> out;
   for (const auto& row : connection.query(
            "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE = "
            "'BASE TABLE' AND TABLE_SCHEMA NOT IN ('mysql', 'information_schema', "
            "'performance_schema', 'sys')")) {
     TableName name{row.at(0).value_or(""), row.at(1).value_or("")};
-    for (const auto& [database, table] : compiled) {
-      if (std::regex_match(name.database, database) && std::regex_match(name.table, table)) {
-        out.push_back(std::move(name));
-        break;
-      }
-    }
+    if (compiled.matches(name.database, name.table)) out.push_back(std::move(name));
   }
   std::sort(out.begin(), out.end());  // by their bytes, whatever the server's collation
   return out;

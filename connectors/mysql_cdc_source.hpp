@@ -2,6 +2,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -74,12 +75,27 @@ struct TableName {
   friend auto operator<=>(const TableName&, const TableName&) = default;
 };
 
+/// `db.table` patterns, as Flink CDC's `tables` option reads them: a
+/// pattern is a regular expression for the database, a '.', and one for
+/// the table; '\.' stands for the regular expression's '.' (any
+/// character), and '*' alone for any name. The server's own databases never
+/// match.
+class TablePatterns {
+ public:
+  /// Throws ConfigError for a pattern that is not of that form.
+  explicit TablePatterns(const std::vector<std::string>& patterns);
+  ~TablePatterns();
+  TablePatterns(const TablePatterns&);
+  bool matches(const std::string& database, const std::string& table) const;
+
+ private:
+  struct Compiled;
+  std::shared_ptr<const Compiled> compiled_;
+};
+
 /// The base tables of the server that one of `patterns` matches, ordered by
-/// database and name, as Flink CDC's `tables` option reads them: a pattern
-/// is a regular expression for the database, a '.', and one for the table;
-/// '\.' stands for the regular expression's '.' (any character), and '*'
-/// alone for any name. The server's own databases never match. Throws
-/// ConfigError for a pattern that is not of that form.
+/// database and name (TablePatterns). Throws ConfigError for a pattern that
+/// is not of that form.
 std::vector<TableName> match_tables(MySqlConnection& connection,
                                     const std::vector<std::string>& patterns);
 

@@ -155,6 +155,11 @@ class Parser {
   static DdlChange change(Name name, Effect effect) {
     return {std::move(name.database), std::move(name.table), effect};
   }
+  static DdlChange created(Name name) {
+    DdlChange out = change(std::move(name), Effect::kRowsChange);
+    out.creates = true;
+    return out;
+  }
   // The tokens up to the next comma outside parentheses (or the end), and
   // past that comma.
   std::vector<const Token*> clause() {
@@ -182,7 +187,7 @@ class Parser {
     if (take("TABLE")) {
       take_if_exists();
       // The new table, not the one of its LIKE or AS SELECT.
-      if (auto table = name()) return {change(std::move(*table), Effect::kRowsChange)};
+      if (auto table = name()) return {created(std::move(*table))};
       return {};
     }
     take("ONLINE") || take("OFFLINE");
@@ -235,7 +240,7 @@ class Parser {
       if (!to) break;
       // The one leaves, the other takes its place.
       out.push_back(change(std::move(*from), Effect::kRowsChange));
-      out.push_back(change(std::move(*to), Effect::kRowsChange));
+      out.push_back(created(std::move(*to)));
     } while (take_symbol(','));
     return out;
   }
@@ -256,7 +261,7 @@ class Parser {
       // RENAME [TO|AS] other: the table takes another name.
       if (take("RENAME") && !is_any({"INDEX", "KEY", "COLUMN"})) {
         take("TO") || take("AS");
-        if (auto to = name()) out.push_back(change(std::move(*to), Effect::kRowsChange));
+        if (auto to = name()) out.push_back(created(std::move(*to)));
         renamed = true;
         clause();
         continue;

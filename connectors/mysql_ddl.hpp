@@ -22,6 +22,9 @@ struct DdlChange {
   /// Whether an ALTER TABLE changes the table in place (it does not rename
   /// it): what alter_clauses() can replay.
   bool altered_in_place = false;
+  /// Whether the statement makes the table (CREATE TABLE, the new name of
+  /// a RENAME).
+  bool creates = false;
 };
 
 /// The tables DDL `statement`, run with default database `database`,

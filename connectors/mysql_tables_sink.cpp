@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -16,6 +17,8 @@ namespace {
 
 // Where the sink notes the last schema change it made to each target.
 constexpr char kMadeTable[] = "`sluice_schema_changes`";
+// How long an ALTER TABLE of a target waits for the table's lock.
+constexpr std::chrono::seconds kAlterLockWait{120};
 
 // What one table's sink sees of the engine: the sink's context, with its
 // state kept under the table's name, and its own operator name, which
@@ -99,10 +102,10 @@ class MySqlTablesSink final : public Sink {
   // (which a restore may have changed); exactly-once, all open at once, to
   // recover their transactions.
   void open(SinkContext& context) override {
-    if (create_tables_) create_missing_tables();
+    restored_ = context.restored_checkpoint().has_value();
+    prepare_targets();
     sinks_.resize(tables_.size());
     fitted_.resize(tables_.size());
-    restored_ = context.restored_checkpoint().has_value();
     for (const TableSchema& table : tables_) {
       contexts_.push_back(std::make_unique<TableContext>(context, table.name));
     }
@@ -121,17 +124,14 @@ class MySqlTablesSink final : public Sink {
                   "): not followed");
     }
     const auto* detail = dynamic_cast<const MySqlSchemaChange*>(change.detail.get());
-    // Restored columns are those of a change after the checkpoint, which
-    // the replay comes to: under exactly-once, fail at once.
-    if (options_.delivery == MySqlSinkOptions::Delivery::kExactlyOnce) {
-      throw ConfigError("table '" + change.after.name +
-                        "' changed its columns: " + change.statement +
-                        "; with sink.delivery=exactly-once schema changes are not followed");
-    }
     if (!change.restored && (behavior_ == SchemaChangeBehavior::kException || detail == nullptr)) {
       throw ConfigError("table '" + change.after.name + "' changed its columns: " +
                         change.statement + " (schema.change.behavior=exception)");
     }
+    // Exactly-once, the source sent the change once a checkpoint after the
+    // rows before it completed: their transactions commit now, so that no
+    // prepared one blocks the ALTER TABLE.
+    if (change.completed_checkpoint) notify_checkpoint_complete(*change.completed_checkpoint);
     // The rows before the change are written under the columns they have;
     // those after it, by a sink of the new columns.
     if (sinks_[t]) {
@@ -141,9 +141,14 @@ class MySqlTablesSink final : public Sink {
       sinks_[t].reset();
       fitted_[t].reset();
     }
-    if (change.restored) return;
-    alter_target(t, *detail);
-    fault_point("mysql-sink-schema-change");
+    if (!change.restored) {
+      alter_target(t, *detail);
+      fault_point("mysql-sink-schema-change");
+    }
+    // Exactly-once, every table's sink stays open, its state saved at each checkpoint.
+    if (options_.delivery == MySqlSinkOptions::Delivery::kExactlyOnce) {
+      sinks_[t] = table_sink(t, change.after.schema);
+    }
   }
 
   void write(Row&&) override {
@@ -248,6 +253,9 @@ class MySqlTablesSink final : public Sink {
     const std::optional<BinlogPosition> at = BinlogPosition::parse(change.position);
     const std::string key = "job = " + connection.quote(contexts_[t]->subtask().job_name) +
                             " AND target = " + connection.quote(name);
+    // A transaction that holds the table (a user's, say) makes the ALTER
+    // wait for its lock: a while, not for ever (the server's default is a year).
+    connection.execute("SET SESSION lock_wait_timeout = " + std::to_string(kAlterLockWait.count()));
     if (at) {
       connection.execute(std::string("CREATE TABLE IF NOT EXISTS ") + kMadeTable +
                          " (job VARCHAR(255) NOT NULL, target VARCHAR(64) NOT NULL, position "
@@ -275,11 +283,30 @@ class MySqlTablesSink final : public Sink {
     }
   }
 
-  void create_missing_tables() {
+  // Each target as its source table is when the job starts: created when
+  // missing (with create_tables_). Starting afresh, an existing one (made
+  // by an earlier run that never took a checkpoint, or by hand) is brought
+  // to the source's columns as a change from its own to those would be,
+  // as behavior_ says. A restore leaves them as they are: they may be ahead.
+  void prepare_targets() {
     MySqlConnection connection(options_.url);
     for (size_t t = 0; t < tables_.size(); ++t) {
       const MySqlTableTarget& target = targets_[t];
-      if (connection.find_table(target.table)) continue;
+      if (const std::optional<TableInfo> found = connection.find_table(target.table)) {
+        if (restored_ || behavior_ == SchemaChangeBehavior::kException) continue;
+        MySqlSchemaChange start;
+        start.before = found->columns;
+        start.after = target.like.columns;
+        start.collation = target.like.collation;
+        for (const std::string& clause : target_alterations(*found, start, behavior_)) {
+          const std::string sql = "ALTER TABLE " + quote_identifier(target.table) + " " + clause;
+          spdlog::info("mysql sink: table '{}' as '{}' is now: {}", target.table, tables_[t].name,
+                       sql);
+          connection.execute(sql);
+        }
+        continue;
+      }
+      if (!create_tables_) continue;
       const std::string sql = create_table_sql(quote_identifier(target.table), target.like);
       spdlog::info("mysql sink: creating table '{}' like '{}': {}", target.table, tables_[t].name,
                    sql);

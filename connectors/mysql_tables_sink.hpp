@@ -47,8 +47,10 @@ std::vector<std::string> target_alterations(const TableInfo& target,
 /// the source table's name: a restore finds each table's again. A schema
 /// change of a table (a MySqlSchemaChange from the mysql-cdc source) is
 /// made to its target as `behavior` says, after the rows before it are
-/// written and before those after it; at-least-once only: under
-/// exactly-once it fails the job, naming the statement.
+/// written and before those after it. Exactly-once, the change comes once
+/// the transactions before it can commit (SchemaChange::completed_checkpoint):
+/// they commit, then the target is altered, and the rows after it go into
+/// the next checkpoint's transaction.
 SinkDef mysql_tables_sink(const MySqlSinkOptions& options, const std::vector<TableSchema>& tables,
                           std::vector<MySqlTableTarget> targets, bool create_tables,
                           SchemaChangeBehavior behavior = SchemaChangeBehavior::kLenient);

@@ -373,9 +373,15 @@ TEST_CASE(
     "mysql-to-mysql with source.tables makes each ALTER TABLE to the target, in order with "
     "the rows, across kills and restarts",
     "[mysql][cdc][serial]") {
-  const std::string behavior = GENERATE("evolve", "lenient");
-  const std::string metadata = GENERATE("NO_LOG", "FULL");
-  INFO("schema.change.behavior=" << behavior << ", binlog_row_metadata=" << metadata);
+  const auto [behavior, metadata, delivery] =
+      GENERATE(table<std::string, std::string, std::string>({
+          {"evolve", "NO_LOG", "at-least-once"},
+          {"lenient", "FULL", "at-least-once"},
+          {"evolve", "FULL", "exactly-once"},
+          {"lenient", "NO_LOG", "exactly-once"},
+      }));
+  INFO("schema.change.behavior=" << behavior << ", binlog_row_metadata=" << metadata
+                                 << ", sink.delivery=" << delivery);
   const testing::ScopedRowMetadata row_metadata(metadata);
 
   testing::TempDir dir;
@@ -395,11 +401,13 @@ TEST_CASE(
       "INSERT INTO orders (id, customer, amount, note) SELECT seq, seq % 40 + 1, seq / 8, "
       "'n' FROM seq_1_to_200");
   const std::string db = shop.url().database;
+  const std::string job = testing::unique_name("ddl");
+  const testing::PreparedGuard guard(job);
   const std::string command =
       std::string(SLUICE_CLI) + " run mysql-to-mysql --set source.url=" + url_of(db) +
       " --set sink.url=" + url_of(replica.url().database) + " --set 'source.tables=" + db +
-      ".*' --set job.name=" + testing::unique_name("ddl") +
-      " --set checkpoint.dir=" + dir.path().string() + " --set schema.change.behavior=" + behavior +
+      ".*' --set job.name=" + job + " --set checkpoint.dir=" + dir.path().string() +
+      " --set schema.change.behavior=" + behavior + " --set sink.delivery=" + delivery +
       " --set checkpoint.interval=50ms --set engine.flush.interval=10ms";
   MySqlConnection target(replica.url());
   // Every source column's values, as the source has them.
@@ -481,12 +489,71 @@ TEST_CASE(
     REQUIRE(created != nullptr);
     CHECK(created->nullable);
   }
+  for (const Xid& xid : xa_recover(target)) CHECK_FALSE(XidScheme::of_job(xid, job));
+}
+
+TEST_CASE(
+    "mysql-to-mysql with source.tables starting afresh brings an existing target to its "
+    "source's columns as schema.change.behavior says",
+    "[mysql][cdc]") {
+  const std::string behavior = GENERATE("lenient", "evolve", "exception");
+  const std::string delivery = GENERATE("at-least-once", "exactly-once");
+  INFO("schema.change.behavior=" << behavior << ", sink.delivery=" << delivery);
+  testing::TempDir dir;
+  testing::TestDatabase shop;
+  testing::TestDatabase replica;
+  MySqlConnection sql(shop.url());
+  sql.execute(
+      "CREATE TABLE t (id INT PRIMARY KEY, added VARCHAR(10) NOT NULL DEFAULT 'a', v BIGINT)");
+  sql.execute("INSERT INTO t (id, v) VALUES (1, 10), (2, 20)");
+  // As an earlier run that never took a checkpoint left it: behind by one
+  // column, one narrower, and one the source dropped since.
+  MySqlConnection target(replica.url());
+  target.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT, gone INT NOT NULL)");
+  const std::string db = shop.url().database;
+  const std::string job = testing::unique_name("fit");
+  const testing::PreparedGuard guard(job);
+  testing::BackgroundCommand run(
+      std::string(SLUICE_CLI) + " run mysql-to-mysql --set source.url=" + url_of(db) +
+      " --set sink.url=" + url_of(replica.url().database) + " --set 'source.tables=" + db +
+      ".t' --set job.name=" + job + " --set checkpoint.dir=" + dir.path().string() +
+      " --set checkpoint.interval=50ms --set schema.change.behavior=" + behavior +
+      " --set sink.delivery=" + delivery + " 2>&1");
+  if (behavior == "exception") {
+    const auto ended = run.wait();
+    INFO(ended.output);
+    CHECK(ended.status != 0);
+    CHECK_THAT(ended.output, Catch::Contains("'added'"));
+    return;
+  }
+  const auto copied = [&] {
+    try {
+      return target.query("SELECT id, added, v FROM t ORDER BY id");
+    } catch (const MySqlError&) {
+      return std::vector<std::vector<std::optional<std::string>>>{};
+    }
+  };
+  const bool synced =
+      testing::wait_until([&] { return copied() == sql.query("SELECT * FROM t ORDER BY id"); });
+  const auto finished = run.signal(SIGINT);
+  INFO(finished.output);
+  CHECK(synced);
+  const auto shape = shape_of(target, replica.url().database, "t");
+  const auto source_shape = shape_of(sql, db, "t");
+  if (behavior == "evolve") {
+    CHECK(shape == source_shape);
+  } else {
+    const auto gone = target.find_table("t")->column("gone");
+    REQUIRE(gone != nullptr);
+    CHECK(gone->nullable);
+    CHECK(target.find_table("t")->column("v")->column_type == "bigint(20)");
+  }
 }
 
 TEST_CASE("mysql-to-mysql with source.tables fails naming an ALTER TABLE it does not follow",
           "[mysql][cdc]") {
   const std::string when =
-      GENERATE("schema.change.behavior=exception", "sink.delivery=exactly-once", "primary key");
+      GENERATE("schema.change.behavior=exception", "primary key", "a new table");
   INFO(when);
   testing::TempDir dir;
   testing::TestDatabase shop;
@@ -502,13 +569,14 @@ TEST_CASE("mysql-to-mysql with source.tables fails naming an ALTER TABLE it does
       " --set sink.url=" + url_of(replica.url().database) + " --set 'source.tables=" + db +
       ".*' --set job.name=" + job + " --set checkpoint.dir=" + dir.path().string() +
       " --set checkpoint.interval=50ms" +
-      (when == "primary key" ? std::string() : " --set " + when) + " 2>&1");
+      (when.find('=') == std::string::npos ? std::string() : " --set " + when) + " 2>&1");
   MySqlConnection target(replica.url());
   REQUIRE(testing::wait_until(
       [&] { return target.find_table("t") && !target.query("SELECT * FROM t").empty(); }));
   const std::string statement = when == "primary key"
                                     ? "ALTER TABLE t DROP PRIMARY KEY, ADD PRIMARY KEY (id, v)"
-                                    : "ALTER TABLE t ADD COLUMN w INT";
+                                : when == "a new table" ? "CREATE TABLE t2 (id INT PRIMARY KEY)"
+                                                        : "ALTER TABLE t ADD COLUMN w INT";
   sql.execute(statement);
   const auto ended = run.wait();
   INFO(ended.output);

@@ -79,6 +79,13 @@ struct SchemaChange {
   /// Whether the target already has this shape, as far as the source knows:
   /// the columns a restore resumes with, rather than a change it read.
   bool restored = false;
+  /// A checkpoint that completed before the source sent the change, after
+  /// every row before it: the source held the change back until then. A
+  /// sink that makes the change outside its transactions (DDL commits by
+  /// itself) commits what it holds up to that checkpoint first, as
+  /// notify_checkpoint_complete() would; the engine's own notice may come
+  /// after the change.
+  std::optional<int64_t> completed_checkpoint;
   std::shared_ptr<const SchemaChangeDetail> detail;
 };
 
