@@ -752,7 +752,7 @@ struct TablePatterns::Compiled {
   std::vector<std::pair<std::regex, std::regex>> patterns;  // database, table
 };
 
-TablePatterns::TablePatterns(const std::vector<std::string>& patterns) {
+TablePatterns::TablePatterns(const std::vector<std::string>& patterns, const std::string& option) {
   // Each part's expression: '\.' is the expression's '.', '*' alone any name.
   const auto expression = [](std::string part) {
     if (part == "*") return std::string(".*");
@@ -773,7 +773,7 @@ TablePatterns::TablePatterns(const std::vector<std::string>& patterns) {
     while (dot < pattern.size() && (pattern[dot] != '.' || (dot > 0 && pattern[dot - 1] == '\\')))
       ++dot;
     if (dot == 0 || dot + 1 >= pattern.size()) {
-      throw ConfigError("option 'source.tables': '" + pattern +
+      throw ConfigError("option '" + option + "': '" + pattern +
                         "' is not of the form database.table (regular expressions, as "
                         "shop.orders_[0-9]+ or shop.*)");
     }
@@ -781,15 +781,12 @@ TablePatterns::TablePatterns(const std::vector<std::string>& patterns) {
       compiled->patterns.emplace_back(std::regex(expression(pattern.substr(0, dot))),
                                       std::regex(expression(pattern.substr(dot + 1))));
     } catch (const std::regex_error& e) {
-      throw ConfigError("option 'source.tables': '" + pattern +
+      throw ConfigError("option '" + option + "': '" + pattern +
                         "' is not a regular expression: " + e.what());
     }
   }
   compiled_ = std::move(compiled);
 }
-
-TablePatterns::~TablePatterns() = default;
-TablePatterns::TablePatterns(const TablePatterns&) = default;
 
 bool TablePatterns::matches(const std::string& database, const std::string& table) const {
   static const std::set<std::string> kServers = {"mysql", "information_schema",

@@ -82,10 +82,10 @@ struct TableName {
 /// match.
 class TablePatterns {
  public:
-  /// Throws ConfigError for a pattern that is not of that form.
-  explicit TablePatterns(const std::vector<std::string>& patterns);
-  ~TablePatterns();
-  TablePatterns(const TablePatterns&);
+  /// Throws ConfigError for a pattern that is not of that form, naming
+  /// `option`, where the patterns were given.
+  explicit TablePatterns(const std::vector<std::string>& patterns,
+                         const std::string& option = "source.tables");
   bool matches(const std::string& database, const std::string& table) const;
 
  private:

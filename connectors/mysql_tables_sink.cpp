@@ -163,8 +163,7 @@ class MySqlTablesSink final : public Sink {
       return;
     }
     Fitted& fitted = *fitted_[t];
-    fitted.rows.append_columns(rows, fitted.columns);
-    rows.clear();
+    fitted.take(rows);
     sinks_[t]->write_batch(fitted.rows);
   }
   void finish() override {
@@ -216,26 +215,34 @@ class MySqlTablesSink final : public Sink {
     options.key.clear();
     options.mode.reset();
     options.parallelism = 1;
+    std::vector<size_t> columns;
+    std::vector<Column> kept;
+    std::optional<TableInfo> target;
+    if (restored_) target = MySqlConnection(options_.url).find_table(options.table);
+    for (size_t c = 0; c < schema.size(); ++c) {
+      if (target && target->column(schema.column(c).name) == nullptr) continue;
+      columns.push_back(c);
+      kept.push_back(schema.column(c));
+    }
+    if (columns.size() < schema.size()) {
+      spdlog::info(
+          "mysql sink: table '{}' has not all the columns of the changes replayed "
+          "(an ALTER TABLE after the checkpoint dropped or renamed them): writing "
+          "those it has",
+          options.table);
+    }
+    std::vector<std::string> key = schema.primary_key_names();
+    std::optional<Value> name;
+    if (const std::string& column = targets_[t].table_column; !column.empty()) {
+      kept.push_back({column, DataType::string()});
+      key.push_back(column);
+      name = Value(tables_[t].name);
+    }
     const Schema* written = &schema;
-    if (restored_) {
-      std::optional<TableInfo> target = MySqlConnection(options_.url).find_table(options.table);
-      std::vector<size_t> columns;
-      std::vector<Column> kept;
-      for (size_t c = 0; c < schema.size(); ++c) {
-        if (target && target->column(schema.column(c).name) == nullptr) continue;
-        columns.push_back(c);
-        kept.push_back(schema.column(c));
-      }
-      if (columns.size() < schema.size()) {
-        spdlog::info(
-            "mysql sink: table '{}' has not all the columns of the changes replayed "
-            "(an ALTER TABLE after the checkpoint dropped or renamed them): writing "
-            "those it has",
-            options.table);
-        fitted_[t] = std::make_unique<Fitted>(Schema(std::move(kept), schema.primary_key_names()),
-                                              std::move(columns));
-        written = &fitted_[t]->schema;
-      }
+    if (columns.size() < schema.size() || name) {
+      fitted_[t] = std::make_unique<Fitted>(Schema(std::move(kept), std::move(key)),
+                                            std::move(columns), std::move(name));
+      written = &fitted_[t]->schema;
     }
     std::unique_ptr<Sink> sink = mysql_sink(options, *written).create(contexts_[t]->subtask());
     sink->open(*contexts_[t]);
@@ -328,12 +335,29 @@ class MySqlTablesSink final : public Sink {
   // sinks that hold them.
   std::vector<std::unique_ptr<TableContext>> contexts_;
   std::vector<std::unique_ptr<Sink>> sinks_;
-  // A table's sink writing fewer columns than its rows have (table_sink()).
+  // A table's sink writing other columns than its rows have (table_sink()):
+  // fewer, and the source table's name after them.
   struct Fitted {
-    Fitted(Schema written, std::vector<size_t> of_rows)
-        : schema(std::move(written)), columns(std::move(of_rows)) {}
+    Fitted(Schema written, std::vector<size_t> of_rows, std::optional<Value> table_name)
+        : schema(std::move(written)), columns(std::move(of_rows)), name(std::move(table_name)) {}
+    // Moves `from`'s rows into `rows`, as the columns written.
+    void take(Batch& from) {
+      if (!name) {
+        rows.append_columns(from, columns);
+      } else {
+        from.for_each([&](uint32_t i) {
+          Row row;
+          row.kind = from.kind(i);
+          for (size_t c : columns) row.fields.push_back(from.column(c).value(i));
+          row.fields.push_back(*name);
+          rows.append(row);
+        });
+      }
+      from.clear();
+    }
     Schema schema;                // the columns written
     std::vector<size_t> columns;  // of the rows, in order
+    std::optional<Value> name;    // the last column's, if set
     Batch rows{schema};
   };
   std::vector<std::unique_ptr<Fitted>> fitted_;
@@ -424,10 +448,13 @@ SinkDef mysql_tables_sink(const MySqlSinkOptions& options, const std::vector<Tab
   }
   for (size_t t = 0; t < tables.size(); ++t) {
     for (size_t u = 0; u < t; ++u) {
-      if (targets[u].table == targets[t].table) {
+      if (targets[u].table != targets[t].table) continue;
+      if (targets[t].table_column.empty() || targets[u].table_column != targets[t].table_column) {
         throw ConfigError("tables '" + tables[u].name + "' and '" + tables[t].name +
                           "' would both be written into table '" + targets[t].table +
-                          "'; a sink of several tables writes each into its own");
+                          "', where their keys could collide: route them with a column for the "
+                          "source table's name, which joins the key (route=PATTERN -> " +
+                          targets[t].table + " (source_table))");
       }
     }
   }

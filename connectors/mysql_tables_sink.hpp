@@ -13,9 +13,13 @@ namespace sluice {
 struct MySqlTableTarget {
   /// The target table, in the database of the sink's URL.
   std::string table;
-  /// The source table's columns and key: what a missing target is created
-  /// with (create_table_sql()).
+  /// The source table's columns and key (with `table_column`): what a
+  /// missing target is created with (create_table_sql()).
   TableInfo like;
+  /// Of tables merged into one target: the target's column that takes the
+  /// source table's name ("db.table"), the last of its key
+  /// (with_table_column()). Empty: the table is the target's only one.
+  std::string table_column;
 };
 
 /// What the sink of several tables makes of a table's schema change, as
@@ -37,7 +41,8 @@ std::vector<std::string> target_alterations(const TableInfo& target,
                                             SchemaChangeBehavior behavior);
 
 /// The MySQL sink of a stream of several tables (StreamType::tables): table
-/// i's changes go into `targets[i]`, each written as mysql_sink() writes
+/// i's changes go into `targets[i]` (tables share a target only with a
+/// table column, which keeps their keys apart), each written as mysql_sink() writes
 /// one table's (upsert by the table's primary key, at-least-once or
 /// exactly-once as `options` say; `options.table`, `key` and `mode` are
 /// the targets'). With `create_tables`, a missing target is created like

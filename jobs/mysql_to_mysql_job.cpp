@@ -10,6 +10,7 @@
 #include "sluice/connectors/mysql_cdc_source.hpp"
 #include "sluice/connectors/mysql_schema_history.hpp"
 #include "sluice/connectors/mysql_sink.hpp"
+#include "sluice/connectors/mysql_table_routes.hpp"
 #include "sluice/connectors/mysql_tables_sink.hpp"
 #include "sluice/engine/graph/node_def.hpp"
 #include "sluice/jobs/changelog_to_mysql_job.hpp"
@@ -19,7 +20,7 @@ namespace sluice {
 namespace {
 
 // Every table `source.tables` matches, each into the table of its name in
-// the sink's database.
+// the sink's database, or the one `route` names.
 void build_tables(const Config& config, JobGraph& graph, const MySqlCdcOptions& source) {
   for (const char* key : {"sink.table", "sink.primary-key", "transform.columns"}) {
     if (config.find(key)) {
@@ -36,6 +37,8 @@ void build_tables(const Config& config, JobGraph& graph, const MySqlCdcOptions& 
         sink.parallelism);
   }
   const std::vector<CapturedTable> tables = capture_tables(source);
+  const std::optional<std::string> route = config.find("route");
+  const std::vector<TableRoute> routes = route ? parse_routes(*route) : std::vector<TableRoute>{};
   std::vector<MySqlTableTarget> targets;
   MySqlConnection connection(source.url);
   for (const CapturedTable& table : tables) {
@@ -43,7 +46,16 @@ void build_tables(const Config& config, JobGraph& graph, const MySqlCdcOptions& 
     // Defaults too: a column that a later ALTER TABLE leaves unfilled takes
     // the same value in both.
     take_defaults(like.columns, table.definition);
-    targets.push_back({table.table, std::move(like)});
+    RoutedTable routed = route_table(routes, {table.database, table.table});
+    if (!routed.table_column.empty()) {
+      if (like.column(routed.table_column) != nullptr) {
+        throw ConfigError("option 'route': table '" + table.database + "." + table.table +
+                          "' has a column '" + routed.table_column +
+                          "' already; name another for the source table's name");
+      }
+      like = with_table_column(std::move(like), routed.table_column);
+    }
+    targets.push_back({std::move(routed.target), std::move(like), routed.table_column});
   }
   Stream changes = graph.source("mysql-cdc", mysql_cdc_source(source, tables));
   const std::string behavior = config.get_string("schema.change.behavior");
@@ -97,6 +109,15 @@ JobDefinition mysql_to_mysql_job() {
                     {{.key = "transform.columns",
                       .doc = "mysql-to-mysql: the columns to keep, comma-separated (the key "
                              "among them); all when unset"},
+                     {.key = "route",
+                      .doc = "mysql-to-mysql with source.tables: where tables go, as Flink "
+                             "CDC's route: rules PATTERN -> TARGET separated by ';', the first "
+                             "whose db.table pattern matches a table names its target in "
+                             "sink.url's database, <> standing for the table's name "
+                             "(shop.orders_[0-9]+ -> orders_all (source_table); shop.* -> "
+                             "copy_<>); tables merged into one target need the (COLUMN) that "
+                             "takes each row's source table and joins the key; unset: each "
+                             "table into the table of its name"},
                      {.key = "sink.create-tables",
                       .type = OptionType::kBoolean,
                       .default_value = "true",

@@ -223,6 +223,95 @@ TEST_CASE(
   for (const Xid& xid : xa_recover(target)) CHECK_FALSE(XidScheme::of_job(xid, job));
 }
 
+TEST_CASE(
+    "mysql-to-mysql with route renames tables and merges shards, their keys kept apart by the "
+    "source table's name, across kills and schema changes",
+    "[mysql][cdc]") {
+  const std::string delivery = GENERATE("at-least-once", "exactly-once");
+  INFO("sink.delivery=" << delivery);
+  testing::TempDir dir;
+  testing::TestDatabase shop;
+  testing::TestDatabase replica;
+  MySqlConnection sql(shop.url());
+  const std::string db = shop.url().database;
+  for (const char* shard : {"orders_1", "orders_2"}) {
+    sql.execute(std::string("CREATE TABLE ") + shard +
+                " (id INT PRIMARY KEY, amount DECIMAL(10,2), note VARCHAR(20))");
+    // The same keys in both.
+    sql.execute(std::string("INSERT INTO ") + shard + " SELECT seq, seq / 4, '" + shard +
+                "' FROM seq_1_to_60");
+  }
+  sql.execute("CREATE TABLE customers (id INT PRIMARY KEY, name VARCHAR(20))");
+  sql.execute("INSERT INTO customers SELECT seq, CONCAT('c', seq) FROM seq_1_to_30");
+  const std::string job = testing::unique_name("route");
+  const testing::PreparedGuard guard(job);
+  const std::string command =
+      std::string(SLUICE_CLI) + " run mysql-to-mysql --set source.url=" + url_of(db) +
+      " --set sink.url=" + url_of(replica.url().database) + " --set 'source.tables=" + db +
+      ".*' --set 'route=" + db + ".orders_[0-9]+ -> orders_all (source_table); " + db +
+      ".cust.* -> copy_<>' --set job.name=" + job + " --set checkpoint.dir=" + dir.path().string() +
+      " --set sink.delivery=" + delivery +
+      " --set checkpoint.interval=50ms --set engine.flush.interval=10ms";
+  MySqlConnection target(replica.url());
+  // The shards' rows, each with its table's name, as the merged target should hold them.
+  const auto merged = [&] {
+    return sql.query("SELECT * FROM (SELECT *, '" + db + ".orders_1' FROM orders_1 UNION ALL " +
+                     "SELECT *, '" + db + ".orders_2' FROM orders_2) u ORDER BY 1, 4");
+  };
+  const auto difference = [&]() -> std::string {
+    try {
+      if (target.query("SELECT * FROM orders_all ORDER BY id, source_table") != merged())
+        return "orders_all differs";
+      if (target.query("SELECT * FROM copy_customers ORDER BY id") !=
+          sql.query("SELECT * FROM customers ORDER BY id"))
+        return "copy_customers differs";
+    } catch (const MySqlError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const auto in_sync = [&] { return difference().empty(); };
+  {
+    testing::BackgroundCommand run(command + " 2>&1");
+    REQUIRE(testing::wait_until(in_sync));
+    sql.execute("UPDATE orders_1 SET amount = amount + 1 WHERE id % 3 = 0");
+    sql.execute("DELETE FROM orders_2 WHERE id % 5 = 0");
+    sql.execute("UPDATE orders_2 SET id = id + 100 WHERE id % 7 = 0");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    CHECK(run.kill().status == 137);
+  }
+  // Both shards change their columns alike; the target once.
+  sql.execute("ALTER TABLE orders_1 ADD COLUMN qty INT NOT NULL DEFAULT 1 AFTER id");
+  sql.execute("INSERT INTO orders_1 (id, qty, amount) VALUES (500, 5, 5)");
+  testing::BackgroundCommand run(command + " 2>&1");
+  sql.execute("ALTER TABLE orders_2 ADD COLUMN qty INT NOT NULL DEFAULT 1 AFTER id");
+  sql.execute("UPDATE orders_2 SET qty = 2 WHERE id < 10");
+  sql.execute("UPDATE customers SET name = 'x' WHERE id = 3");
+  const bool synced = testing::wait_until(in_sync);
+  INFO(difference());
+  const auto finished = run.signal(SIGINT);
+  INFO(finished.output);
+  CHECK(synced);
+  CHECK(finished.status == 130);
+  CHECK(target.find_table("orders_all")->primary_key ==
+        std::vector<std::string>{"id", "source_table"});
+  CHECK_FALSE(target.find_table("orders_1"));
+  CHECK_FALSE(target.find_table("customers"));
+  for (const Xid& xid : xa_recover(target)) CHECK_FALSE(XidScheme::of_job(xid, job));
+
+  // Without the table column, shards whose keys could collide are refused.
+  const auto refused = testing::run_command(
+      std::string(SLUICE_CLI) + " run mysql-to-mysql --set source.url=" + url_of(db) +
+      " --set sink.url=" + url_of(replica.url().database) + " --set 'source.tables=" + db +
+      ".orders_.*' --set 'route=" + db + ".orders_[0-9]+ -> orders_all' --set job.name=" + job +
+      "-x 2>&1");
+  INFO(refused.output);
+  CHECK(refused.status == 2);
+  CHECK_THAT(refused.output, Catch::Contains(db + ".orders_1") &&
+                                 Catch::Contains(db + ".orders_2") &&
+                                 Catch::Contains("source table's name"));
+}
+
 TEST_CASE("mysql-to-mysql with source.tables refuses what would not write each table whole",
           "[mysql][cdc]") {
   testing::TempDir dir;

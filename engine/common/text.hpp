@@ -14,4 +14,12 @@ inline std::string count_of(uint64_t n, std::string_view singular, std::string_v
   return plural.empty() ? out.append(singular).append("s") : out.append(plural);
 }
 
+/// `text` without the spaces, tabs and carriage returns around it.
+inline std::string_view trim(std::string_view text) {
+  const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+  while (!text.empty() && space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && space(text.back())) text.remove_suffix(1);
+  return text;
+}
+
 }  // namespace sluice

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/connectors/mysql_cdc_source.hpp"
+#include "sluice/connectors/mysql_connection.hpp"
+
+namespace sluice {
+
+/// A rule of option `route`, as Flink CDC's `route`: the tables `source`
+/// matches (one db.table pattern, TablePatterns) are written into table
+/// `target` of the sink's database, where "<>" (Flink CDC's usual
+/// replace-symbol) stands for the source table's name. Several tables into
+/// one target (shards merged) keep their rows apart by `table_column`, a
+/// column of the target that holds each row's source table ("db.table")
+/// and ends its primary key.
+struct TableRoute {
+  std::string pattern;       ///< as written: "shop.orders_[0-9]+"
+  TablePatterns source;      ///< `pattern`, compiled
+  std::string target;        ///< "orders_all", "copy_<>"
+  std::string table_column;  ///< empty: none
+};
+
+/// Reads option `route`: rules separated by ';', each
+/// "PATTERN -> TARGET" or "PATTERN -> TARGET (COLUMN)". Throws ConfigError
+/// naming the rule at fault.
+std::vector<TableRoute> parse_routes(std::string_view text);
+
+/// Where table `table` goes under `routes`: the first rule whose pattern
+/// matches it names the target and its table column; no rule, the table of
+/// its name and none.
+struct RoutedTable {
+  std::string target;
+  std::string table_column;
+};
+RoutedTable route_table(const std::vector<TableRoute>& routes, const TableName& table);
+
+/// `like`, the columns and key of a table merged into another, with
+/// `table_column` after its columns and its key: a VARCHAR long enough for
+/// "db.table", compared byte for byte.
+TableInfo with_table_column(TableInfo like, const std::string& table_column);
+
+}  // namespace sluice
