@@ -100,7 +100,8 @@ std::string table_pattern(const std::vector<std::string>& tables) {
   return out;
 }
 
-std::string mysql_cdc_table(const std::string& name, const Schema& schema, const Config& config) {
+std::string mysql_cdc_table(const std::string& name, const Schema& schema, const Config& config,
+                            const std::string& database, const std::string& table) {
   const MySqlCdcOptions source = MySqlCdcOptions::from(config);
   std::vector<std::pair<std::string, std::string>> options = {
       {"connector", "mysql-cdc"},
@@ -108,8 +109,8 @@ std::string mysql_cdc_table(const std::string& name, const Schema& schema, const
       {"port", std::to_string(source.url.port)},
       {"username", source.url.user},
       {"password", "<password>"},
-      {"database-name", source.url.database},
-      {"table-name", table_pattern(source.tables)}};
+      {"database-name", database.empty() ? source.url.database : database},
+      {"table-name", table.empty() ? table_pattern(source.tables) : table}};
   if (source.server_id != 0) options.emplace_back("server-id", std::to_string(source.server_id));
   switch (source.startup) {
     case MySqlCdcOptions::Startup::kInitial:
@@ -131,7 +132,8 @@ std::string mysql_cdc_table(const std::string& name, const Schema& schema, const
   return create_table(name, schema, options);
 }
 
-std::string jdbc_table(const std::string& name, const Schema& schema, const Config& config) {
+std::string jdbc_table(const std::string& name, const Schema& schema, const Config& config,
+                       const std::string& table) {
   const MySqlSinkOptions sink = MySqlSinkOptions::from(config);
   const std::string url = "jdbc:mysql://" +
                           (sink.url.host.empty() ? std::string("localhost") : sink.url.host) + ":" +
@@ -139,7 +141,7 @@ std::string jdbc_table(const std::string& name, const Schema& schema, const Conf
   std::vector<std::pair<std::string, std::string>> options = {
       {"connector", "jdbc"},
       {"url", url},
-      {"table-name", sink.table},
+      {"table-name", table.empty() ? sink.table : table},
       {"username", sink.url.user},
       {"password", "<password>"},
       {"sink.buffer-flush.max-rows", std::to_string(sink.max_rows)},
@@ -155,10 +157,19 @@ std::string jdbc_table(const std::string& name, const Schema& schema, const Conf
                    : "");
 }
 
-std::string insert(const std::string& sink, const std::string& source, const Schema& schema) {
+std::string insert(const std::string& sink, const std::string& source, const Schema& schema,
+                   const std::string& constant_column, const std::string& constant) {
   std::string columns;
   for (const auto& c : schema.columns()) columns += (columns.empty() ? "`" : ", `") + c.name + "`";
+  if (!constant_column.empty())
+    columns += ", " + quoted(constant) + " AS `" + constant_column + "`";
   return "INSERT INTO `" + sink + "`\nSELECT " + columns + " FROM `" + source + "`;\n";
+}
+
+std::string statement_set(const std::vector<std::string>& inserts) {
+  std::string out = "EXECUTE STATEMENT SET\nBEGIN\n";
+  for (const std::string& insert : inserts) out += insert;
+  return out + "END;\n";
 }
 
 }  // namespace sluice::flink_sql

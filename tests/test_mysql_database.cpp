@@ -312,6 +312,43 @@ TEST_CASE(
                                  Catch::Contains("source table's name"));
 }
 
+TEST_CASE(
+    "mysql-to-mysql with source.tables describes itself as a mysql-cdc table per source, a JDBC "
+    "table per target and a statement set",
+    "[mysql][cdc]") {
+  testing::TestDatabase shop;
+  MySqlConnection sql(shop.url());
+  sql.execute("CREATE TABLE orders_1 (id INT PRIMARY KEY, v INT)");
+  sql.execute("CREATE TABLE orders_2 (id INT PRIMARY KEY, v INT)");
+  sql.execute("CREATE TABLE users (id INT PRIMARY KEY, name TEXT)");
+  const std::string db = shop.url().database;
+  const auto result = testing::run_command(
+      std::string(SLUICE_CLI) +
+      " describe mysql-to-mysql --as flink-sql --set source.url=" + url_of(db) +
+      " --set sink.url=" + url_of(db) + " --set 'source.tables=" + db + ".*' --set 'route=" + db +
+      ".orders_.* -> orders_all (shard); " + db + ".users -> copy_<>' 2>&1");
+  INFO(result.output);
+  CHECK(result.status == 0);
+  const std::string& out = result.output;
+  const auto count = [&](const std::string& text) {
+    size_t n = 0;
+    for (size_t at = out.find(text); at != std::string::npos; at = out.find(text, at + 1)) ++n;
+    return n;
+  };
+  CHECK(count("'connector' = 'mysql-cdc'") == 3);
+  CHECK(count("'connector' = 'jdbc'") == 2);
+  CHECK(count("'database-name' = '" + db + "'") == 3);
+  for (const char* table : {"orders_1", "orders_2", "users"})
+    CHECK(count(std::string("'table-name' = '") + table + "'") == 1);
+  CHECK_THAT(out, Catch::Contains("CREATE TABLE `orders_all`") &&
+                      Catch::Contains("PRIMARY KEY (`id`, `shard`) NOT ENFORCED") &&
+                      Catch::Contains("CREATE TABLE `copy_users`") &&
+                      Catch::Contains("EXECUTE STATEMENT SET\nBEGIN\n") &&
+                      Catch::Contains("SELECT `id`, `v`, '" + db + ".orders_2' AS `shard` FROM") &&
+                      Catch::Contains("INSERT INTO `copy_users`\nSELECT `id`, `name` FROM") &&
+                      Catch::EndsWith("END;\n"));
+}
+
 TEST_CASE("mysql-to-mysql with source.tables refuses what would not write each table whole",
           "[mysql][cdc]") {
   testing::TempDir dir;
