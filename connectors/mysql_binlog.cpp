@@ -342,6 +342,7 @@ BinlogResume BinlogReader::resume() const {
 
 void BinlogReader::read(std::vector<BinlogChange>& out) {
   idle_ = false;
+  schema_changed_ = false;
   const auto now = [] { return std::chrono::steady_clock::now(); };
   const auto deadline = now() + options_.budget;
   const size_t enough = out.size() + options_.max_changes;
@@ -370,7 +371,7 @@ void BinlogReader::read(std::vector<BinlogChange>& out) {
       last_arrival_ = now();
     }
     if (out.size() >= enough || now() >= deadline) return;
-    if (!out.empty() && out.back().schema_change && !group_) return;
+    if (schema_changed_ && !group_) return;
   }
 }
 
@@ -389,6 +390,11 @@ void BinlogReader::handle(BinlogStream& stream, st_mariadb_rpl_event& event,
       stream.mapped.erase(map.table_id);
       for (size_t t = 0; t < tables_.size(); ++t) {
         if (tables_[t].database == database && tables_[t].table == table) {
+          if (absent(t)) {
+            throw Error("binlog at " + stream.event_start().to_string() + ": rows of table '" +
+                        database + "." + table +
+                        "', which the binlog dropped before (or has not created yet)");
+          }
           stream.mapped[map.table_id] = {
               t, column_formats({map.column_types.str, map.column_types.length},
                                 {map.metadata.str, map.metadata.length})};
@@ -426,7 +432,8 @@ void BinlogReader::handle(BinlogStream& stream, st_mariadb_rpl_event& event,
                      .prepare = (gtid.flags & FL_PREPARED_XA) != 0,
                      .completion = (gtid.flags & FL_COMPLETED_XA) != 0,
                      // One statement, no COMMIT: DDL.
-                     .ddl = (gtid.flags & (FL_DDL | FL_STANDALONE)) != 0};
+                     .ddl = (gtid.flags & (FL_DDL | FL_STANDALONE)) != 0,
+                     .standalone = (gtid.flags & FL_STANDALONE) != 0};
       if (group_->prepare || group_->completion) group_->xid = xid_of(event);
       return;
     }
@@ -460,32 +467,58 @@ void BinlogReader::handle_query(BinlogStream& stream, st_mariadb_rpl_event& even
   if (group_ && group_->ddl) {
     check_ddl(statement, text_of(event.event.query.database), stream, out);
   }
-  if (statement == "COMMIT" || (group_ && group_->ddl)) end_group(stream.event_end());
+  // CREATE TABLE … SELECT: DDL, its rows, and COMMIT (an XID event).
+  if (statement == "COMMIT" || (group_ && group_->ddl && group_->standalone)) {
+    end_group(stream.event_end());
+  }
 }
 
 void BinlogReader::check_ddl(const std::string& statement, const std::string& database,
                              BinlogStream& stream, std::vector<BinlogChange>& out) {
   const auto same = [](std::string_view a, std::string_view b) { return lower(a) == lower(b); };
   for (const DdlChange& change : ddl_changes(statement, database)) {
-    const bool captured = std::any_of(tables_.begin(), tables_.end(), [&](const CapturedTable& t) {
-      return same(change.database, t.database) && same(change.table, t.table);
-    });
-    if (change.creates && !captured && options_.new_tables &&
-        options_.new_tables(change.database, change.table)) {
+    std::optional<size_t> captured;
+    for (size_t t = 0; t < tables_.size(); ++t) {
+      if (same(change.database, tables_[t].database) && same(change.table, tables_[t].table)) {
+        captured = t;
+      }
+    }
+    const bool wanted =
+        captured.has_value() || (options_.new_tables && !change.table.empty() &&
+                                 options_.new_tables(change.database, change.table));
+    if (options_.follow_schema_changes && wanted) {
+      using Action = DdlChange::Action;
+      const bool exists = captured && !absent(*captured);
+      if (change.action == Action::kCreate && !exists) {
+        const size_t index = captured.value_or(tables_.size());
+        out.push_back({index, Row{}, create(captured, change, statement, database, stream)});
+        schema_changed_ = true;
+        continue;
+      }
+      if (exists && (change.action == Action::kDrop || change.action == Action::kTruncate)) {
+        out.push_back({*captured, Row{}, drop(*captured, change.action, statement, stream)});
+        schema_changed_ = true;
+        continue;
+      }
+    }
+    if (change.creates && !captured && wanted) {
       throw ConfigError("DDL at " + stream.event_end().to_string() + ": " + statement +
                         "; it makes table '" + change.database + "." + change.table +
-                        "', which source.tables matches, and tables that come after the job "
-                        "began are not captured yet. To capture it, start the job afresh with "
-                        "restore=none: it reads a new snapshot of every table it matches");
+                        "', which source.tables matches, from another: a table renamed into "
+                        "the tables the job captures is not followed. To capture it, start the "
+                        "job afresh with restore=none: it reads a new snapshot of every table "
+                        "it matches");
     }
     for (size_t t = 0; t < tables_.size(); ++t) {
       const CapturedTable& table = tables_[t];
+      if (absent(t)) continue;  // dropped: DDL of another table of its name
       // An unknown database (no default) might be the table's.
       const bool concerns = (change.database.empty() || same(change.database, table.database)) &&
                             (change.table.empty() || same(change.table, table.table));
       if (!concerns || change.effect == DdlChange::Effect::kRowsAlike) continue;
       if (options_.follow_schema_changes && change.altered_in_place) {
         out.push_back({t, Row{}, follow(t, statement, stream)});
+        schema_changed_ = true;
         continue;
       }
       if (change.effect == DdlChange::Effect::kNullableColumnAtEnd) {
@@ -526,14 +559,83 @@ std::shared_ptr<const BinlogSchemaChange> BinlogReader::follow(size_t t,
   }
   spdlog::info("binlog: {} on captured table '{}.{}' at {}: its rows have the new columns",
                statement, tables_[t].database, tables_[t].table, stream.event_end().to_string());
-  Charsets charsets(history_->connection());
+  set_table(t, change->after);
+  return change;
+}
+
+std::shared_ptr<const BinlogSchemaChange> BinlogReader::create(std::optional<size_t> t,
+                                                               const DdlChange& ddl,
+                                                               const std::string& statement,
+                                                               const std::string& database,
+                                                               BinlogStream& stream) {
+  if (!history_) history_ = std::make_unique<SchemaHistory>(url_, options_.canceller);
+  auto change = std::make_shared<BinlogSchemaChange>();
+  change->kind = BinlogSchemaChange::Kind::kCreated;
+  change->resume_before = resume();
+  // LIKE a captured table: as the binlog has that one here, not as it is now.
+  std::optional<size_t> like;
+  if (const auto other = created_like(statement, database)) {
+    for (size_t u = 0; u < tables_.size(); ++u) {
+      if (tables_[u].database == other->first && tables_[u].table == other->second && !absent(u)) {
+        like = u;
+      }
+    }
+  }
+  change->after = like ? history_->table(ddl.database, ddl.table, tables_[*like].definition)
+                       : history_->created(ddl.database, ddl.table, statement, database);
+  change->before = t ? tables_[*t] : CapturedTable{.database = ddl.database, .table = ddl.table};
+  change->statement = statement;
+  change->position = stream.event_end();
+  if (!change->after.schema.has_primary_key()) {
+    throw ConfigError("DDL at " + stream.event_end().to_string() + ": " + statement +
+                      "; it makes table '" + ddl.database + "." + ddl.table +
+                      "', which the job captures, without a primary key, by which the job keys "
+                      "a table's changes");
+  }
+  if (!t) {
+    t = tables_.size();
+    tables_.push_back(change->after);
+    decodings_.emplace_back();
+  }
+  spdlog::info("binlog: {} at {}: table '{}.{}' is captured from here on", statement,
+               stream.event_end().to_string(), ddl.database, ddl.table);
+  set_table(*t, change->after);
+  return change;
+}
+
+std::shared_ptr<const BinlogSchemaChange> BinlogReader::drop(size_t t, DdlChange::Action action,
+                                                             const std::string& statement,
+                                                             BinlogStream& stream) {
+  auto change = std::make_shared<BinlogSchemaChange>();
+  change->resume_before = resume();
+  change->before = tables_[t];
+  change->statement = statement;
+  change->position = stream.event_end();
+  if (action == DdlChange::Action::kTruncate) {
+    change->kind = BinlogSchemaChange::Kind::kTruncated;
+    change->after = tables_[t];
+  } else {
+    change->kind = BinlogSchemaChange::Kind::kDropped;
+    change->after = CapturedTable{.database = tables_[t].database, .table = tables_[t].table};
+    set_table(t, change->after);
+  }
+  spdlog::info("binlog: {} on captured table '{}.{}' at {}", statement, tables_[t].database,
+               tables_[t].table, stream.event_end().to_string());
+  return change;
+}
+
+void BinlogReader::set_table(size_t t, CapturedTable table) {
   std::vector<BinlogDecoding> columns;
-  for (const TableColumn& column : change->after.columns) {
-    columns.push_back(decoding_of(column, charsets));
+  if (!table.columns.empty()) {
+    if (!history_) history_ = std::make_unique<SchemaHistory>(url_, options_.canceller);
+    Charsets charsets(history_->connection());
+    for (const TableColumn& column : table.columns) {
+      columns.push_back(table.read_past.contains(column.name) ? BinlogDecoding{.read_past = true}
+                                                              : decoding_of(column, charsets));
+    }
   }
   decodings_[t] = std::move(columns);
-  tables_[t] = change->after;
-  return change;
+  tables_[t] = std::move(table);
 }
 
 void BinlogReader::complete_xa(const std::string& statement, const BinlogPosition& end) {

@@ -13,6 +13,7 @@
 
 #include "sluice/connectors/mysql_binlog_position.hpp"
 #include "sluice/connectors/mysql_connection.hpp"
+#include "sluice/connectors/mysql_ddl.hpp"
 #include "sluice/engine/data/row.hpp"
 #include "sluice/engine/data/schema.hpp"
 
@@ -33,6 +34,8 @@ BinlogPosition current_binlog_position(MySqlConnection& connection);
 
 /// A table whose changes are read: its name and its columns as Sluice types,
 /// with what the server says of each (which tells how to read its values).
+/// One without columns (nor definition) does not exist where the binlog is
+/// read: dropped, or not created yet.
 struct CapturedTable {
   std::string database;
   std::string table;
@@ -76,9 +79,16 @@ struct BinlogResume {
   std::vector<PreparedXa> prepared;
 };
 
-/// A captured table's columns changed by ALTER TABLE (see
-/// BinlogReaderOptions::follow_schema_changes).
+/// A captured table's columns changed by ALTER TABLE, or the table made,
+/// dropped or emptied (see BinlogReaderOptions::follow_schema_changes).
 struct BinlogSchemaChange {
+  enum class Kind {
+    kColumns,    ///< ALTER TABLE
+    kCreated,    ///< CREATE TABLE: `before` has no columns (or those of one dropped before)
+    kDropped,    ///< DROP TABLE: `after` has no columns
+    kTruncated,  ///< TRUNCATE TABLE: its rows are gone, unlogged; the columns stay
+  };
+  Kind kind = Kind::kColumns;
   CapturedTable before;
   CapturedTable after;
   std::string statement;
@@ -112,14 +122,15 @@ struct BinlogReaderOptions {
   /// Whether an ALTER TABLE that changes a captured table's columns is
   /// followed: its new columns, worked out by a SchemaHistory, are the
   /// ones the rows after it are read with, and read() gives the change
-  /// (BinlogChange::schema_change). A change of the primary key, and DDL
-  /// that drops, renames, truncates or creates a captured table, still
-  /// fail. Default: false, every DDL that changes a captured table's rows
-  /// fails.
+  /// (BinlogChange::schema_change); so are DROP and TRUNCATE of a captured
+  /// table, and CREATE TABLE of one dropped before or of one `new_tables`
+  /// takes (captured from there on, at the next index). A change of the
+  /// primary key, and a RENAME of or to a captured table, still fail.
+  /// Default: false, every DDL that changes a captured table's rows fails.
   bool follow_schema_changes = false;
   /// Whether a table that is not captured is one the job would capture
-  /// (database, table): DDL that creates one (CREATE TABLE, or a RENAME to
-  /// its name) fails the read, naming it. Default: none.
+  /// (database, table): followed from its CREATE TABLE; a RENAME to its
+  /// name fails the read, naming it. Default: none.
   std::function<bool(const std::string&, const std::string&)> new_tables;
 };
 
@@ -148,7 +159,8 @@ class BinlogReader {
   /// Reads on and appends the changes to `out`, until it appended about
   /// max_changes, the budget passed, what the server sent is read (it never
   /// waits for more), the reader came to stop_at(), or it appended a schema
-  /// change (the last of its statement's): nothing after one comes with it.
+  /// change: nothing after the transaction of one (the rows of a
+  /// CREATE TABLE … SELECT) comes with it.
   void read(std::vector<BinlogChange>& out);
 
   /// Where a new reader would start to give what has not come out of
@@ -182,6 +194,7 @@ class BinlogReader {
     bool completion = false;  // XA COMMIT or XA ROLLBACK of a prepared one
     bool captured = false;    // a prepare that changed a captured table
     bool ddl = false;
+    bool standalone = false;  // one statement, no COMMIT (DDL but CREATE … SELECT)
     std::string xid;
   };
   void handle(BinlogStream& stream, st_mariadb_rpl_event& event, std::vector<BinlogChange>& out);
@@ -194,6 +207,19 @@ class BinlogReader {
   // The ALTER TABLE `statement` of table `t`: its new columns, from now on.
   std::shared_ptr<const BinlogSchemaChange> follow(size_t t, const std::string& statement,
                                                    BinlogStream& stream);
+  // CREATE TABLE `statement` (default database `database`) of table `t`
+  // (dropped before), or of a table not captured yet.
+  std::shared_ptr<const BinlogSchemaChange> create(std::optional<size_t> t, const DdlChange& ddl,
+                                                   const std::string& statement,
+                                                   const std::string& database,
+                                                   BinlogStream& stream);
+  // DROP or TRUNCATE (`action`) of table `t`.
+  std::shared_ptr<const BinlogSchemaChange> drop(size_t t, DdlChange::Action action,
+                                                 const std::string& statement,
+                                                 BinlogStream& stream);
+  // Table `t` is `table` from here on, read as its columns say.
+  void set_table(size_t t, CapturedTable table);
+  bool absent(size_t t) const { return tables_[t].definition.empty(); }
   void complete_xa(const std::string& statement, const BinlogPosition& end);
   void read_rows(BinlogStream& stream, st_mariadb_rpl_event& event, std::vector<BinlogChange>& out);
   void end_group(const BinlogPosition& end);
@@ -228,6 +254,7 @@ class BinlogReader {
   std::optional<LookBack> looking_back_;
   std::optional<BinlogPosition> stop_at_;
   bool idle_ = false;
+  bool schema_changed_ = false;  // read() appended a schema change
   // A server silent for longer, heartbeats and all, is taken for lost.
   static constexpr std::chrono::seconds kSilence{60};
   std::chrono::steady_clock::time_point last_arrival_;

@@ -27,11 +27,14 @@ enum class Phase { kSnapshot, kBinlog };
 
 // What the source's checkpoint holds: what it reads, and where it is.
 struct CdcState {
-  static constexpr const char* kFormat = "mysql-cdc/3";
+  static constexpr const char* kFormat = "mysql-cdc/4";
+  static constexpr const char* kFormat3 = "mysql-cdc/3";  // no names
   static constexpr const char* kFormat2 = "mysql-cdc/2";  // no definitions
 
   std::string server;  // server_identity()
-  std::string tables;  // "db.t1, db.t2"
+  // "db.t1, db.t2"; of several tables (source.tables), the patterns
+  // (from mysql-cdc/4 on), and `names` the tables captured.
+  std::string tables;
   Phase phase = Phase::kSnapshot;
   // The binlog phase: where the binlog goes on. The snapshot phase: the
   // place in the binlog that the rows emitted so far (the tables before
@@ -41,7 +44,14 @@ struct CdcState {
   std::vector<Value> last_key;
   // Each table's CREATE TABLE as of `resume` (CapturedTable::definition):
   // a restore reads the binlog from there with those columns.
+  // Empty where the table does not exist there (dropped, or created later).
   std::vector<std::string> definitions;
+  // Of several tables: each one's "db.table", as `definitions`, in the
+  // order of the stream's indexes, those created since the job began last.
+  std::vector<std::string> names;
+  // Of several tables, in the snapshot phase: the tables the snapshot reads,
+  // in the order it reads them (`table` is a place in it).
+  std::vector<std::string> snapshot;
 
   std::vector<Value> encode() const {
     std::vector<Value> out = {Value(kFormat),
@@ -56,6 +66,10 @@ struct CdcState {
     out.insert(out.end(), last_key.begin(), last_key.end());
     out.emplace_back(static_cast<int64_t>(definitions.size()));
     for (const std::string& definition : definitions) out.emplace_back(definition);
+    out.emplace_back(static_cast<int64_t>(names.size()));
+    for (const std::string& name : names) out.emplace_back(name);
+    out.emplace_back(static_cast<int64_t>(snapshot.size()));
+    for (const std::string& name : snapshot) out.emplace_back(name);
     for (const PreparedXa& xa : resume.prepared) {
       out.insert(out.end(),
                  {Value(xa.xid), Value(xa.start.file), Value(static_cast<int64_t>(xa.start.offset)),
@@ -66,7 +80,8 @@ struct CdcState {
 
   static CdcState decode(const std::vector<Value>& saved) {
     CdcState state;
-    const bool with_definitions = saved.at(0).as_string() == kFormat;
+    const bool with_names = saved.at(0).as_string() == kFormat;
+    const bool with_definitions = with_names || saved.at(0).as_string() == kFormat3;
     if (!with_definitions && saved.at(0).as_string() != kFormat2) {
       // Taken by an earlier version: phase, file, offset, table, last key.
       state.phase = saved.at(0).as_string() == "snapshot" ? Phase::kSnapshot : Phase::kBinlog;
@@ -89,6 +104,12 @@ struct CdcState {
     if (with_definitions) {
       const auto count = static_cast<size_t>(saved.at(at++).as_bigint());
       for (size_t d = 0; d < count; ++d) state.definitions.push_back(saved.at(at++).as_string());
+    }
+    if (with_names) {
+      const auto count = static_cast<size_t>(saved.at(at++).as_bigint());
+      for (size_t d = 0; d < count; ++d) state.names.push_back(saved.at(at++).as_string());
+      const auto read = static_cast<size_t>(saved.at(at++).as_bigint());
+      for (size_t d = 0; d < read; ++d) state.snapshot.push_back(saved.at(at++).as_string());
     }
     for (; at + 4 <= saved.size(); at += 4) {
       state.resume.prepared.push_back(
@@ -126,6 +147,20 @@ int64_t millis_since(std::chrono::system_clock::time_point then,
       0, std::chrono::duration_cast<std::chrono::milliseconds>(now - then).count());
 }
 
+MySqlSchemaChange::Kind kind_of(BinlogSchemaChange::Kind kind) {
+  switch (kind) {
+    case BinlogSchemaChange::Kind::kCreated:
+      return MySqlSchemaChange::Kind::kCreated;
+    case BinlogSchemaChange::Kind::kDropped:
+      return MySqlSchemaChange::Kind::kDropped;
+    case BinlogSchemaChange::Kind::kTruncated:
+      return MySqlSchemaChange::Kind::kTruncated;
+    case BinlogSchemaChange::Kind::kColumns:
+      break;
+  }
+  return MySqlSchemaChange::Kind::kColumns;
+}
+
 class MySqlCdcSource final : public Source {
  public:
   MySqlCdcSource(MySqlCdcOptions options, std::vector<CapturedTable> tables)
@@ -139,8 +174,14 @@ class MySqlCdcSource final : public Source {
       };
     }
     for (const CapturedTable& table : tables_) {
+      snapshot_order_.push_back(orders_.size());
       orders_.emplace_back(table);
       names_ += (names_.empty() ? "" : ", ") + table.database + "." + table.table;
+    }
+    read_ = names_;
+    if (several_) {
+      read_.clear();
+      for (const std::string& p : options_.patterns) read_ += (read_.empty() ? "" : ", ") + p;
     }
   }
 
@@ -161,17 +202,28 @@ class MySqlCdcSource final : public Source {
     if (const auto saved = state_->get()) {
       const CdcState state = CdcState::decode(*saved);
       check_same_source(state, context);
-      phase_ = state.phase;
-      resume_ = state.resume;
-      table_index_ = state.table;
-      last_key_ = state.last_key;
-      if (several_ && state.definitions.size() == tables_.size()) {
-        restore_columns(state.definitions);
+      if (!state.resume.position.file.empty()) {
+        phase_ = state.phase;
+        resume_ = state.resume;
+        table_index_ = state.table;
+        last_key_ = state.last_key;
+        if (several_ && !state.names.empty()) {
+          restore_tables(state.names, state.definitions, state.snapshot);
+        } else if (several_ && state.definitions.size() == tables_.size()) {
+          restore_columns(state.definitions);
+        }
+        spdlog::info("mysql-cdc {}: resuming the {} at {}", names_,
+                     phase_ == Phase::kSnapshot ? "snapshot" : "binlog",
+                     resume_->position.to_string());
+        return;
       }
-      spdlog::info("mysql-cdc {}: resuming the {} at {}", names_,
-                   phase_ == Phase::kSnapshot ? "snapshot" : "binlog",
-                   resume_->position.to_string());
-      return;
+      // Taken before the snapshot began (of several tables): a fresh one,
+      // and the tables the job had then that are gone go from the targets.
+      for (const std::string& name : state.names) {
+        const bool here = std::any_of(tables_.begin(), tables_.end(),
+                                      [&](const CapturedTable& t) { return name_of(t) == name; });
+        if (!here) gone_.push_back(name);
+      }
     }
     switch (options_.startup) {
       case MySqlCdcOptions::Startup::kInitial:
@@ -237,18 +289,35 @@ class MySqlCdcSource final : public Source {
   void snapshot_state(int64_t id) override {
     checkpointed_binlog_ = phase_ == Phase::kBinlog;
     if (!resume_) {
-      state_->clear();  // nothing read yet: a restore starts as this run did
+      // Nothing read yet: a restore starts as this run did. Of several
+      // tables, it learns which the job had (see drop_gone()).
+      if (!several_) {
+        state_->clear();
+        return;
+      }
+      CdcState state{.server = server_, .tables = read_, .phase = Phase::kSnapshot};
+      for (const CapturedTable& table : binlog_tables_) {
+        state.definitions.push_back(table.definition);
+        state.names.push_back(name_of(table));
+      }
+      state_->set(state.encode());
       return;
     }
     if (start_held_ && !start_checkpoint_) start_checkpoint_ = id;
     if (!held_.empty() && !held_until_) held_until_ = id;
     CdcState state{.server = server_,
-                   .tables = names_,
+                   .tables = read_,
                    .phase = phase_,
                    .resume = *resume_,
                    .table = table_index_,
                    .last_key = last_key_};
-    for (const CapturedTable& table : binlog_tables_) state.definitions.push_back(table.definition);
+    for (const CapturedTable& table : binlog_tables_) {
+      state.definitions.push_back(table.definition);
+      if (several_) state.names.push_back(name_of(table));
+    }
+    if (several_ && phase_ == Phase::kSnapshot) {
+      for (size_t t : snapshot_order_) state.snapshot.push_back(name_of(binlog_tables_[t]));
+    }
     state_->set(state.encode());
   }
 
@@ -313,8 +382,10 @@ class MySqlCdcSource final : public Source {
       size_t t, const CapturedTable& after, const std::string& statement,
       std::vector<TableColumn> before,
       std::vector<std::pair<std::string, std::string>> renames = {},
-      const BinlogPosition& position = {}, std::optional<int64_t> completed = {}) const {
+      const BinlogPosition& position = {}, std::optional<int64_t> completed = {},
+      MySqlSchemaChange::Kind kind = MySqlSchemaChange::Kind::kColumns) const {
     auto detail = std::make_shared<MySqlSchemaChange>();
+    detail->kind = kind;
     if (!position.file.empty()) detail->position = position.to_string();
     detail->before = std::move(before);
     detail->after = after.columns;
@@ -324,7 +395,7 @@ class MySqlCdcSource final : public Source {
     change->table = static_cast<uint32_t>(t);
     change->after = {after.database + "." + after.table, after.schema};
     change->statement = statement;
-    change->restored = detail->before.empty();
+    change->restored = position.file.empty() && detail->before.empty();
     change->completed_checkpoint = completed;
     change->detail = std::move(detail);
     return change;
@@ -346,15 +417,67 @@ class MySqlCdcSource final : public Source {
     }
   }
 
+  // Of several tables: the tables `names` the checkpoint captured, with
+  // their `definitions` there, onto the stream's tables (those the job
+  // matched when it was built). One the stream does not have (created
+  // after the job's start, and gone since) takes the next index, and the
+  // stream learns it first; one the checkpoint does not have came after
+  // it, and does not exist until its CREATE TABLE, ahead in the binlog.
+  void restore_tables(const std::vector<std::string>& names,
+                      const std::vector<std::string>& definitions,
+                      const std::vector<std::string>& snapshot) {
+    std::vector<std::string> built;
+    for (const CapturedTable& table : tables_) built.push_back(table.database + "." + table.table);
+    for (size_t t = 0; t < tables_.size(); ++t) {
+      if (std::find(names.begin(), names.end(), built[t]) == names.end()) {
+        spdlog::info("mysql-cdc {}: {} came after the checkpoint", names_, built[t]);
+        binlog_tables_[t] =
+            CapturedTable{.database = tables_[t].database, .table = tables_[t].table};
+      }
+    }
+    SchemaHistory history(options_.url, &canceller_);
+    for (size_t i = 0; i < names.size(); ++i) {
+      const size_t dot = names[i].find('.');
+      CapturedTable table{.database = names[i].substr(0, dot), .table = names[i].substr(dot + 1)};
+      if (!definitions.at(i).empty()) {
+        table = history.table(table.database, table.table, definitions[i]);
+      }
+      const auto at = std::find(built.begin(), built.end(), names[i]);
+      if (at == built.end()) {
+        const size_t t = binlog_tables_.size();
+        binlog_tables_.push_back(table);
+        orders_.emplace_back(table);
+        restored_columns_.push_back(schema_change(t, table, "a table of the checkpoint", {}, {}, {},
+                                                  {}, MySqlSchemaChange::Kind::kCreated));
+        continue;
+      }
+      const size_t t = static_cast<size_t>(at - built.begin());
+      if (!table.definition.empty() && table.schema.to_string() != tables_[t].schema.to_string()) {
+        restored_columns_.push_back(
+            schema_change(t, table, "the columns as of the checkpoint", {}));
+      }
+      binlog_tables_[t] = std::move(table);
+    }
+    snapshot_order_.clear();
+    for (const std::string& name : snapshot) {
+      for (size_t t = 0; t < binlog_tables_.size(); ++t) {
+        if (name_of(binlog_tables_[t]) == name) snapshot_order_.push_back(t);
+      }
+    }
+  }
+
   // A checkpoint's position means something only in the binlog of the
   // server it was taken on, for the tables it was taken of.
   void check_same_source(const CdcState& saved, const OperatorContext& context) const {
     if (saved.server.empty()) return;  // taken before checkpoints recorded it
-    if (saved.server == server_ && saved.tables == names_) return;
+    // Of several tables, the same patterns: a table they match that the
+    // checkpoint does not have came later, and its CREATE TABLE is ahead.
+    const std::string& reads = several_ && !saved.names.empty() ? read_ : names_;
+    if (saved.server == server_ && saved.tables == reads) return;
     throw ConfigError("mysql-cdc: checkpoint " +
                       std::to_string(context.restored_checkpoint().value_or(0)) + " of job '" +
                       context.subtask().job_name + "' was taken reading " + saved.tables +
-                      " of the server with " + saved.server + "; this job reads " + names_ +
+                      " of the server with " + saved.server + "; this job reads " + reads +
                       " of the server with " + server_ +
                       ". Use restore=none to start afresh with a snapshot, or another job.name");
   }
@@ -385,14 +508,23 @@ class MySqlCdcSource final : public Source {
   // came between) are the ones it reads, and where they are not those the
   // job began with, the stream learns the change first.
   void start_snapshot(Collector& out) {
+    // The tables too: those that are there when the snapshot begins.
     std::vector<std::string> definitions;
+    std::vector<TableName> matched;
     for (;;) {
-      if (several_) definitions = current_definitions();
+      if (several_) {
+        definitions = current_definitions();
+        matched = match_tables(*definitions_, options_.patterns);
+      }
       snapshot_ = std::make_unique<MySqlConnection>(options_.url, session());
       snapshot_->execute("SET SESSION time_zone = '+00:00'");  // TIMESTAMPs as the binlog has them
       snapshot_->execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ");
       snapshot_->execute("START TRANSACTION WITH CONSISTENT SNAPSHOT");
-      if (!several_ || current_definitions() == definitions) break;
+      if (!several_) break;
+      if (current_definitions() == definitions &&
+          match_tables(*definitions_, options_.patterns) == matched) {
+        break;
+      }
     }
     definitions_.reset();
     std::string file;
@@ -407,7 +539,11 @@ class MySqlCdcSource final : public Source {
     spdlog::info("mysql-cdc {}: snapshot at binlog {}", names_, at.to_string());
     if (!resume_) {
       resume_ = BinlogResume{.position = at};
-      if (several_) columns_now(definitions, out);
+      if (several_) {
+        columns_now(definitions, out);
+        drop_gone(out);
+        tables_made_since(matched, out);
+      }
       return;
     }
     spdlog::info("mysql-cdc {}: bringing the rows read before from binlog {} to {}", names_,
@@ -417,40 +553,120 @@ class MySqlCdcSource final : public Source {
     catch_up_->stop_at(at);
   }
 
-  // Each table's CREATE TABLE now.
+  // Each table's CREATE TABLE now; empty for one dropped since the job began.
   std::vector<std::string> current_definitions() {
     if (!definitions_) definitions_ = std::make_unique<MySqlConnection>(options_.url, session());
     std::vector<std::string> out;
     for (const CapturedTable& table : tables_) {
-      out.push_back(show_create_table(*definitions_, table.database, table.table));
+      try {
+        out.push_back(show_create_table(*definitions_, table.database, table.table));
+      } catch (const MySqlError& e) {
+        if (e.code() != ER_NO_SUCH_TABLE) throw;
+        out.emplace_back();
+      }
     }
     return out;
   }
 
-  // The tables whose columns changed since the job began, as `definitions`
-  // (a fresh snapshot's) say: a change the target is given too.
+  // Each table's columns as `definitions` (a fresh snapshot's) say: where
+  // the target has others (an earlier run that took no checkpoint may
+  // have changed it), it is brought to them.
   void columns_now(const std::vector<std::string>& definitions, Collector& out) {
     SchemaHistory history(options_.url, &canceller_);
     for (size_t t = 0; t < tables_.size(); ++t) {
-      if (definitions[t] == binlog_tables_[t].definition) continue;
-      CapturedTable now = history.table(tables_[t].database, tables_[t].table, definitions[t]);
       std::vector<TableColumn> before = binlog_tables_[t].columns;
+      if (definitions[t] == binlog_tables_[t].definition) {
+        out.change_schema(schema_change(t, binlog_tables_[t], "the columns the snapshot reads",
+                                        before, {}, {}, {}, MySqlSchemaChange::Kind::kFit));
+        continue;
+      }
+      if (definitions[t].empty()) {  // read by the snapshot's order, passed over
+        binlog_tables_[t] =
+            CapturedTable{.database = tables_[t].database, .table = tables_[t].table};
+        out.change_schema(schema_change(t, binlog_tables_[t], "dropped since the job began", before,
+                                        {}, {}, {}, MySqlSchemaChange::Kind::kDropped));
+        continue;
+      }
+      CapturedTable now = history.table(tables_[t].database, tables_[t].table, definitions[t]);
       binlog_tables_[t] = now;
-      out.change_schema(schema_change(t, now, "the columns when the snapshot began", before));
+      out.change_schema(schema_change(t, now, "the columns the snapshot reads", before, {}, {}, {},
+                                      MySqlSchemaChange::Kind::kFit));
     }
+  }
+
+  // The tables gone_ (the job had them at a checkpoint taken before its
+  // snapshot began, and the source has not now): new to the stream, and
+  // dropped.
+  void drop_gone(Collector& out) {
+    for (const std::string& name : gone_) {
+      const size_t t = binlog_tables_.size();
+      const size_t dot = name.find('.');
+      binlog_tables_.push_back({.database = name.substr(0, dot), .table = name.substr(dot + 1)});
+      orders_.emplace_back(binlog_tables_.back());
+      out.change_schema(schema_change(t, binlog_tables_.back(), "a table of the checkpoint", {}, {},
+                                      {}, {}, MySqlSchemaChange::Kind::kCreated));
+      auto dropped = std::const_pointer_cast<SchemaChange>(
+          schema_change(t, binlog_tables_.back(), "gone since the checkpoint", {}, {}, {}, {},
+                        MySqlSchemaChange::Kind::kDropped));
+      dropped->restored = false;
+      out.change_schema(std::move(dropped));
+    }
+    gone_.clear();
+  }
+
+  // The tables of `matched` (those the patterns matched when the snapshot
+  // began) that the job was not built with (made since): read by the
+  // snapshot too, after the others, and new to the stream.
+  void tables_made_since(const std::vector<TableName>& matched, Collector& out) {
+    MySqlConnection connection(options_.url, session());
+    for (const TableName& name : matched) {
+      const bool known =
+          std::any_of(binlog_tables_.begin(), binlog_tables_.end(),
+                      [&](const CapturedTable& t) { return name_of(t) == name.to_string(); });
+      if (known) continue;
+      const size_t t = binlog_tables_.size();
+      binlog_tables_.push_back(capture_table(connection, name.table, {}, name.database));
+      orders_.emplace_back(binlog_tables_.back());
+      snapshot_order_.push_back(t);
+      auto change = std::const_pointer_cast<SchemaChange>(
+          schema_change(t, binlog_tables_.back(), "a table made since the job began", {}, {}, {},
+                        {}, MySqlSchemaChange::Kind::kCreated));
+      change->restored = false;
+      spdlog::info("mysql-cdc {}: {} was made since the job began; read too", names_,
+                   name.to_string());
+      out.change_schema(std::move(change));
+    }
+  }
+
+  static std::string name_of(const CapturedTable& table) {
+    return table.database + "." + table.table;
+  }
+
+  // The table the snapshot reads now.
+  size_t reading() const { return snapshot_order_[table_index_]; }
+  // Where table `t` is in the snapshot's order; npos if the snapshot does
+  // not read it (made after it began).
+  size_t place_of(size_t t) const {
+    const auto at = std::find(snapshot_order_.begin(), snapshot_order_.end(), t);
+    return at == snapshot_order_.end() ? std::string::npos
+                                       : static_cast<size_t>(at - snapshot_order_.begin());
   }
 
   // A schema change the binlog reader followed, into the stream.
   void follow(Collector& out, const BinlogChange& change,
               std::optional<int64_t> completed = std::nullopt) {
     const BinlogSchemaChange& c = *change.schema_change;
+    if (change.table == binlog_tables_.size()) {  // created: captured from here on
+      binlog_tables_.push_back(c.after);
+      orders_.emplace_back(c.after);
+    }
     binlog_tables_[change.table] = c.after;
     out.change_schema(schema_change(change.table, c.after, c.statement, c.before.columns, c.renames,
-                                    c.position, completed));
+                                    c.position, completed, kind_of(c.kind)));
   }
 
-  // Whether the schema change changes_[i] waits, with what follows it (see
-  // held_): from here on, the source stands before it.
+  // Whether the schema change changes_[i] waits, with what follows it (of
+  // its transaction; see held_): from here on, the source stands before it.
   bool hold_from(size_t i) {
     if (!hold_schema_changes_) return false;
     held_.assign(changes_.begin() + static_cast<std::ptrdiff_t>(i), changes_.end());
@@ -464,7 +680,13 @@ class MySqlCdcSource final : public Source {
   // while it has not.
   bool release_held(Collector& out) {
     if (!released_by_) return false;
-    for (const BinlogChange& change : held_) follow(out, change, released_by_);
+    for (const BinlogChange& change : held_) {
+      if (change.schema_change) {
+        follow(out, change, released_by_);
+      } else {
+        emit(out, change.table, change.row);  // of the same transaction (CREATE … SELECT)
+      }
+    }
     held_.clear();
     held_until_.reset();
     released_by_.reset();
@@ -492,9 +714,9 @@ class MySqlCdcSource final : public Source {
     // The keys of the table being read, each taken with the columns the
     // table has where it stands.
     std::vector<std::vector<Value>> keys;
-    std::vector<size_t> key_columns = binlog_tables_[table_index_].schema.primary_key();
+    std::vector<size_t> key_columns = binlog_tables_[reading()].schema.primary_key();
     for (const BinlogChange& change : changes_) {
-      if (change.table != table_index_ || last_key_.empty()) continue;
+      if (change.table != reading() || last_key_.empty()) continue;
       if (change.schema_change) {
         key_columns = change.schema_change->after.schema.primary_key();
         continue;
@@ -502,14 +724,15 @@ class MySqlCdcSource final : public Source {
       std::vector<Value>& key = keys.emplace_back();
       for (size_t k : key_columns) key.push_back(change.row.fields[k]);
     }
-    const std::vector<bool> after = keys.empty()
-                                        ? std::vector<bool>{}
-                                        : orders_[table_index_].after(*snapshot_, keys, last_key_);
+    const std::vector<bool> after =
+        keys.empty() ? std::vector<bool>{} : orders_[reading()].after(*snapshot_, keys, last_key_);
     std::vector<bool> emitted;
     size_t at = 0;
     for (const BinlogChange& change : changes_) {
-      bool emit = change.table < table_index_;
-      if (change.table == table_index_ && !last_key_.empty() && !change.schema_change) {
+      // Tables made since the snapshot began are not in it.
+      const size_t place = place_of(change.table);
+      bool emit = place == std::string::npos || place < table_index_;
+      if (change.table == reading() && !last_key_.empty() && !change.schema_change) {
         emit = !after[at++];
       }
       emitted.push_back(emit);
@@ -570,9 +793,13 @@ class MySqlCdcSource final : public Source {
   // The next chunk of the snapshot: of the table at table_index_, in key
   // order after last_key_.
   void read_chunk(Collector& out) {
-    const CapturedTable& table = binlog_tables_[table_index_];
+    if (binlog_tables_[reading()].definition.empty()) {  // dropped meanwhile
+      next_table();
+      return;
+    }
+    const CapturedTable& table = binlog_tables_[reading()];
     const Schema& schema = table.schema;
-    const KeyOrder& order = orders_[table_index_];
+    const KeyOrder& order = orders_[reading()];
     std::string columns;
     for (size_t c = 0; c < schema.size(); ++c) {
       const std::string name = quote_identifier(schema.column(c).name);
@@ -594,7 +821,10 @@ class MySqlCdcSource final : public Source {
       // An ALTER TABLE after the snapshot's position: the table's rows in
       // it are gone or of other columns. A new snapshot, and the binlog
       // (the ALTER in it) brings what was read up to it first.
-      if (!several_ || (e.code() != ER_BAD_FIELD_ERROR && e.code() != ER_TABLE_DEF_CHANGED)) throw;
+      if (!several_ || (e.code() != ER_BAD_FIELD_ERROR && e.code() != ER_TABLE_DEF_CHANGED &&
+                        e.code() != ER_NO_SUCH_TABLE)) {
+        throw;
+      }
       spdlog::info("mysql-cdc {}: {} changed under the snapshot ({}); taking a new one", names_,
                    table.table, e.message());
       snapshot_.reset();
@@ -607,24 +837,27 @@ class MySqlCdcSource final : public Source {
       for (size_t c = 0; c < schema.size(); ++c) {
         row.fields.push_back(text[c] ? field_value(*text[c], schema.column(c).type) : Value());
       }
-      emit(out, table_index_, row);
-      last_key_ = key_of(table_index_, row);
+      emit(out, reading(), row);
+      last_key_ = key_of(reading(), row);
     }
     fault_point("cdc-snapshot-chunk");
-    if (rows.size() < options_.chunk_rows) {
-      last_key_.clear();
-      if (++table_index_ < tables_.size()) return;  // the next table, in the same snapshot
-      snapshot_->execute("COMMIT");
-      snapshot_.reset();
-      phase_ = Phase::kBinlog;
-      table_index_ = 0;
-      spdlog::info("mysql-cdc {}: snapshot read; the binlog from {}", names_,
-                   resume_->position.to_string());
-    }
+    if (rows.size() < options_.chunk_rows) next_table();
+  }
+
+  // The next table of the snapshot; the binlog after the last.
+  void next_table() {
+    last_key_.clear();
+    if (++table_index_ < snapshot_order_.size()) return;  // in the same snapshot
+    snapshot_->execute("COMMIT");
+    snapshot_.reset();
+    phase_ = Phase::kBinlog;
+    table_index_ = 0;
+    spdlog::info("mysql-cdc {}: snapshot read; the binlog from {}", names_,
+                 resume_->position.to_string());
   }
 
   MySqlCdcOptions options_;
-  // A table of a name they match created later must fail the read (not captured yet).
+  // Whether a table not captured is one of source.tables: captured from its CREATE TABLE.
   std::function<bool(const std::string&, const std::string&)> patterns_;
   const std::vector<CapturedTable> tables_;
   const bool several_;  // a stream of several tables, not of one they share
@@ -632,17 +865,19 @@ class MySqlCdcSource final : public Source {
   // changes (several_ only).
   std::vector<CapturedTable> binlog_tables_ = tables_;
   std::vector<std::shared_ptr<const SchemaChange>> restored_columns_;  // to send first
+  MySqlCanceller canceller_;  // declared before, so destroyed after, the connections
   std::unique_ptr<MySqlConnection> definitions_;  // reads current_definitions()
   std::vector<KeyOrder> orders_;  // per table
   std::string names_;             // "db.t1, db.t2"
+  std::string read_;              // what checkpoints say it reads: names_, or the patterns
   std::string server_;            // server_identity()
   std::unique_ptr<MySqlConnection> claim_;  // holds the derived server id, see claim_server_id()
   std::optional<ValueState<std::vector<Value>>> state_;
   Phase phase_ = Phase::kSnapshot;
   std::optional<BinlogResume> resume_;  // unset until the snapshot began
-  size_t table_index_ = 0;              // the table the snapshot reads
+  size_t table_index_ = 0;              // the place in snapshot_order_ the snapshot reads
+  std::vector<size_t> snapshot_order_;  // the tables the snapshot reads, in order
   std::vector<Value> last_key_;         // the snapshot's last key emitted there
-  MySqlCanceller canceller_;            // declared before, so destroyed after, the connections
   std::unique_ptr<MySqlConnection> snapshot_;
   std::unique_ptr<BinlogReader> catch_up_;
   std::unique_ptr<BinlogReader> reader_;
@@ -662,8 +897,9 @@ class MySqlCdcSource final : public Source {
   // transactions (a DDL commits by itself) has committed everything before
   // it then, and holds nothing that would block it (a prepared XA
   // transaction blocks DDL on its tables). held_ holds it, and the changes
-  // read with it (of the same statement); checkpoints taken meanwhile save
-  // the position before it.
+  // read with it (of its transaction: the rows of a CREATE … SELECT); checkpoints taken meanwhile
+  // save the position before it.
+  std::vector<std::string> gone_;  // see drop_gone()
   bool hold_schema_changes_ = false;
   std::vector<BinlogChange> held_;
   std::optional<int64_t> held_until_;   // the first checkpoint taken while held
@@ -819,8 +1055,16 @@ std::vector<CapturedTable> capture_tables(const MySqlCdcOptions& options,
   for (const std::string& table : options.tables)
     tables.push_back(capture_table(connection, table, keep));
   if (options.patterns.empty()) return tables;
-  for (const TableName& name : match_tables(connection, options.patterns))
-    tables.push_back(capture_table(connection, name.table, keep, name.database));
+  for (const TableName& name : match_tables(connection, options.patterns)) {
+    try {
+      tables.push_back(capture_table(connection, name.table, keep, name.database));
+    } catch (const ConfigError&) {
+      // Dropped since it was listed: the job does not have it (a CREATE
+      // TABLE of it after the job's start makes it new to the stream).
+      if (!connection.find_table(name.table, name.database)) continue;
+      throw;
+    }
+  }
   if (tables.empty()) {
     std::string patterns;
     for (const std::string& p : options.patterns) patterns += (patterns.empty() ? "" : ", ") + p;

@@ -83,6 +83,7 @@ std::vector<Token> tokenize(std::string_view sql) {
 }
 
 using Effect = DdlChange::Effect;
+using Action = DdlChange::Action;
 
 // Reads a statement's tokens front to back.
 class Parser {
@@ -100,7 +101,9 @@ class Parser {
     if (take("TRUNCATE")) {
       take("TABLE");
       // Its rows go unlogged.
-      if (auto table = name()) return {change(std::move(*table), Effect::kRowsChange)};
+      if (auto table = name()) {
+        return {acting(change(std::move(*table), Effect::kRowsChange), Action::kTruncate)};
+      }
     }
     return {};
   }
@@ -155,6 +158,10 @@ class Parser {
   static DdlChange change(Name name, Effect effect) {
     return {std::move(name.database), std::move(name.table), effect};
   }
+  static DdlChange acting(DdlChange change, Action action) {
+    change.action = action;
+    return change;
+  }
   static DdlChange created(Name name) {
     DdlChange out = change(std::move(name), Effect::kRowsChange);
     out.creates = true;
@@ -187,7 +194,7 @@ class Parser {
     if (take("TABLE")) {
       take_if_exists();
       // The new table, not the one of its LIKE or AS SELECT.
-      if (auto table = name()) return {created(std::move(*table))};
+      if (auto table = name()) return {acting(created(std::move(*table)), Action::kCreate)};
       return {};
     }
     take("ONLINE") || take("OFFLINE");
@@ -216,7 +223,9 @@ class Parser {
       take_if_exists();
       std::vector<DdlChange> out;
       do {
-        if (auto table = name()) out.push_back(change(std::move(*table), Effect::kRowsChange));
+        if (auto table = name()) {
+          out.push_back(acting(change(std::move(*table), Effect::kRowsChange), Action::kDrop));
+        }
       } while (take_symbol(','));
       return out;
     }
@@ -239,8 +248,8 @@ class Parser {
       auto to = name();
       if (!to) break;
       // The one leaves, the other takes its place.
-      out.push_back(change(std::move(*from), Effect::kRowsChange));
-      out.push_back(created(std::move(*to)));
+      out.push_back(acting(change(std::move(*from), Effect::kRowsChange), Action::kRename));
+      out.push_back(acting(created(std::move(*to)), Action::kRename));
     } while (take_symbol(','));
     return out;
   }
@@ -261,7 +270,7 @@ class Parser {
       // RENAME [TO|AS] other: the table takes another name.
       if (take("RENAME") && !is_any({"INDEX", "KEY", "COLUMN"})) {
         take("TO") || take("AS");
-        if (auto to = name()) out.push_back(created(std::move(*to)));
+        if (auto to = name()) out.push_back(acting(created(std::move(*to)), Action::kRename));
         renamed = true;
         clause();
         continue;
@@ -280,6 +289,7 @@ class Parser {
     }
     DdlChange altered = change(std::move(*table), renamed ? Effect::kRowsChange : effect);
     altered.altered_in_place = !renamed;
+    if (renamed) altered.action = Action::kRename;
     out.insert(out.begin(), std::move(altered));
     return out;
   }
@@ -383,6 +393,44 @@ class Parser {
     take_if_exists();
     name();
     if (!take_symbol('(')) return std::string(definition);
+    return copy_after_parenthesis(definition, table);
+  }
+
+  std::optional<std::pair<std::string, std::string>> created_like() {
+    if (!take("CREATE")) return std::nullopt;
+    if (take("OR")) take("REPLACE");
+    if (!take("TABLE")) return std::nullopt;
+    take_if_exists();
+    if (!name() || !take("LIKE")) return std::nullopt;
+    std::optional<Name> other = name();
+    if (!other) return std::nullopt;
+    return std::pair{std::move(other->database), std::move(other->table)};
+  }
+
+  std::string created_copy(std::string_view statement, std::string_view table) {
+    if (!take("CREATE")) return "";
+    if (take("OR")) take("REPLACE");
+    if (!take("TABLE")) return "";
+    take_if_exists();
+    if (!name()) return "";
+    if (take("LIKE")) {
+      const std::optional<Name> other = name();
+      if (!other) return "";
+      const auto quoted = [](const std::string& id) {
+        std::string out = "`";
+        for (char c : id) out += c == '`' ? std::string("``") : std::string(1, c);
+        return out + "`";
+      };
+      return "CREATE TEMPORARY TABLE " + std::string(table) + " LIKE " + quoted(other->database) +
+             "." + quoted(other->table);
+    }
+    if (!take_symbol('(')) return "";
+    return copy_after_parenthesis(statement, table);
+  }
+
+ private:
+  // temporary_copy() from its column list's '(' on.
+  std::string copy_after_parenthesis(std::string_view definition, std::string_view table) {
     std::string out = "CREATE TEMPORARY TABLE " + std::string(table) + " (";
     bool first = true;
     std::vector<const Token*> item;
@@ -418,7 +466,6 @@ class Parser {
     return out;
   }
 
- private:
   static bool word_at(const std::vector<const Token*>& c, size_t i,
                       std::initializer_list<const char*> words) {
     return i < c.size() && c[i]->kind == Token::Kind::kWord &&
@@ -555,6 +602,16 @@ std::string table_option(std::string_view definition, std::string_view option) {
 
 std::string temporary_copy(std::string_view definition, std::string_view table) {
   return Parser(tokenize(definition), "").temporary_copy(definition, table);
+}
+
+std::string created_copy(std::string_view statement, std::string_view database,
+                         std::string_view table) {
+  return Parser(tokenize(statement), database).created_copy(statement, table);
+}
+
+std::optional<std::pair<std::string, std::string>> created_like(std::string_view statement,
+                                                                std::string_view database) {
+  return Parser(tokenize(statement), database).created_like();
 }
 
 }  // namespace sluice

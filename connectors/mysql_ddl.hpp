@@ -1,8 +1,10 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace sluice {
@@ -25,6 +27,15 @@ struct DdlChange {
   /// Whether the statement makes the table (CREATE TABLE, the new name of
   /// a RENAME).
   bool creates = false;
+  /// What the statement does to the table as a whole.
+  enum class Action {
+    kOther,     ///< ALTER TABLE, an index
+    kCreate,    ///< CREATE TABLE
+    kRename,    ///< RENAME TABLE or ALTER TABLE … RENAME TO, either name
+    kDrop,      ///< DROP TABLE
+    kTruncate,  ///< TRUNCATE TABLE
+  };
+  Action action = Action::kOther;
 };
 
 /// The tables DDL `statement`, run with default database `database`,
@@ -58,5 +69,17 @@ std::string table_option(std::string_view definition, std::string_view option);
 /// TEMPORARY TABLE `table` (a quoted name) that a temporary table can have:
 /// without foreign keys, and without partitions.
 std::string temporary_copy(std::string_view definition, std::string_view table);
+
+/// CREATE TABLE `statement` (run with default database `database`, as the
+/// binlog has it: columns and all, or LIKE another) as a CREATE TEMPORARY
+/// TABLE `table` (a quoted name), as temporary_copy() makes it; empty when
+/// it is neither form.
+std::string created_copy(std::string_view statement, std::string_view database,
+                         std::string_view table);
+
+/// The table CREATE TABLE … LIKE `statement` (default database `database`)
+/// copies, as database and name; nullopt for another statement.
+std::optional<std::pair<std::string, std::string>> created_like(std::string_view statement,
+                                                                std::string_view database);
 
 }  // namespace sluice

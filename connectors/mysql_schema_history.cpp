@@ -55,6 +55,26 @@ CapturedTable SchemaHistory::altered(const CapturedTable& table, const std::stri
   return read_copy(table.database, table.table);
 }
 
+CapturedTable SchemaHistory::created(const std::string& database, const std::string& table,
+                                     const std::string& statement,
+                                     const std::string& statement_database) {
+  MySqlConnection& sql = connection();
+  sql.execute(std::string("DROP TEMPORARY TABLE IF EXISTS ") + kCopy);
+  const std::string copy = created_copy(statement, statement_database, kCopy);
+  const auto fail = [&](const std::string& why) {
+    throw ConfigError("DDL making table '" + database + "." + table +
+                      "', which the job captures: " + statement +
+                      "; its columns could not be worked out (" + why + ")");
+  };
+  if (copy.empty()) fail("a CREATE TABLE of columns or LIKE another is followed");
+  try {
+    sql.execute(copy);
+  } catch (const MySqlError& e) {
+    fail(e.message());
+  }
+  return read_copy(database, table);
+}
+
 CapturedTable SchemaHistory::read_copy(const std::string& database, const std::string& table) {
   MySqlConnection& sql = connection();
   TableInfo info;

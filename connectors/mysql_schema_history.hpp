@@ -15,6 +15,17 @@ namespace sluice {
 /// What the MySQL source knows of a captured table's schema change, for a
 /// MySQL sink to make the same change to its target (SchemaChange::detail).
 struct MySqlSchemaChange final : SchemaChangeDetail {
+  /// What happened to the table.
+  enum class Kind {
+    kColumns,    ///< its columns changed (ALTER TABLE), or a restore says what they are
+    kCreated,    ///< CREATE TABLE; restored: a table the checkpoint had that is new to the job
+    kDropped,    ///< DROP TABLE: `after` is empty
+    kTruncated,  ///< TRUNCATE TABLE: its rows are gone; the columns stay
+    /// The columns a snapshot that starts afresh reads: whatever a target
+    /// has (an earlier run's, say), it is brought to them.
+    kFit,
+  };
+  Kind kind = Kind::kColumns;
   std::vector<TableColumn> before;  ///< the columns it had; empty for a restore
   std::vector<TableColumn> after;   ///< the columns it has
   /// Columns renamed (CHANGE old new, RENAME COLUMN old TO new).
@@ -51,6 +62,12 @@ class SchemaHistory {
   /// `table` after ALTER TABLE `statement`. Throws ConfigError naming the
   /// statement when the server does not run it on the copy.
   CapturedTable altered(const CapturedTable& table, const std::string& statement);
+  /// Table `database`.`table` as CREATE TABLE `statement` (run with default
+  /// database `statement_database`) makes it. Throws ConfigError naming the
+  /// statement when it is not of a form created_copy() takes, or the
+  /// server does not run it on the copy.
+  CapturedTable created(const std::string& database, const std::string& table,
+                        const std::string& statement, const std::string& statement_database);
 
   /// Its connection to the server.
   MySqlConnection& connection();

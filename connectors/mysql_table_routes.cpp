@@ -56,6 +56,20 @@ RoutedTable route_table(const std::vector<TableRoute>& routes, const TableName& 
   return {table.table, ""};
 }
 
+MySqlTableTarget route_target(const std::vector<TableRoute>& routes, const TableName& table,
+                              TableInfo like) {
+  RoutedTable routed = route_table(routes, table);
+  if (!routed.table_column.empty()) {
+    if (like.column(routed.table_column) != nullptr) {
+      throw ConfigError("option 'route': table '" + table.to_string() + "' has a column '" +
+                        routed.table_column +
+                        "' already; name another for the source table's name");
+    }
+    like = with_table_column(std::move(like), routed.table_column);
+  }
+  return {std::move(routed.target), std::move(like), std::move(routed.table_column)};
+}
+
 TableInfo with_table_column(TableInfo like, const std::string& table_column) {
   like.columns.push_back(TableColumn{.name = table_column,
                                      .column_type = "varchar(129)",

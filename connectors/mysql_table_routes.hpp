@@ -42,4 +42,23 @@ RoutedTable route_table(const std::vector<TableRoute>& routes, const TableName& 
 /// "db.table", compared byte for byte.
 TableInfo with_table_column(TableInfo like, const std::string& table_column);
 
+/// Where the MySQL sink of several tables writes one of them.
+struct MySqlTableTarget {
+  /// The target table, in the database of the sink's URL.
+  std::string table;
+  /// The source table's columns and key (with `table_column`): what a
+  /// missing target is created with (create_table_sql()).
+  TableInfo like;
+  /// Of tables merged into one target: the target's column that takes the
+  /// source table's name ("db.table"), the last of its key
+  /// (with_table_column()). Empty: the table is the target's only one.
+  std::string table_column;
+};
+
+/// Table `table`'s target under `routes`, `like` its columns and key.
+/// Throws ConfigError when the table has a column of the route's table
+/// column's name.
+MySqlTableTarget route_target(const std::vector<TableRoute>& routes, const TableName& table,
+                              TableInfo like);
+
 }  // namespace sluice

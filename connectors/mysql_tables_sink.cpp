@@ -15,6 +15,24 @@
 namespace sluice {
 namespace {
 
+// Tables share a target only with the same table column, which keeps their
+// keys apart.
+void check_shared_targets(const std::vector<TableSchema>& tables,
+                          const std::vector<MySqlTableTarget>& targets) {
+  for (size_t t = 0; t < tables.size(); ++t) {
+    for (size_t u = 0; u < t; ++u) {
+      if (targets[u].table != targets[t].table) continue;
+      if (targets[t].table_column.empty() || targets[u].table_column != targets[t].table_column) {
+        throw ConfigError("tables '" + tables[u].name + "' and '" + tables[t].name +
+                          "' would both be written into table '" + targets[t].table +
+                          "', where their keys could collide: route them with a column for the "
+                          "source table's name, which joins the key (route=PATTERN -> " +
+                          targets[t].table + " (source_table))");
+      }
+    }
+  }
+}
+
 // Where the sink notes the last schema change it made to each target.
 constexpr char kMadeTable[] = "`sluice_schema_changes`";
 // How long an ALTER TABLE of a target waits for the table's lock.
@@ -91,17 +109,19 @@ class MySqlTablesSink final : public Sink {
  public:
   MySqlTablesSink(MySqlSinkOptions options, std::vector<TableSchema> tables,
                   std::vector<MySqlTableTarget> targets, bool create_tables,
-                  SchemaChangeBehavior behavior)
+                  SchemaChangeBehavior behavior, std::vector<TableRoute> routes)
       : options_(std::move(options)),
         tables_(std::move(tables)),
         targets_(std::move(targets)),
         create_tables_(create_tables),
-        behavior_(behavior) {}
+        behavior_(behavior),
+        routes_(std::move(routes)) {}
 
   // A table's sink opens when its first rows come, with their columns
   // (which a restore may have changed); exactly-once, all open at once, to
   // recover their transactions.
   void open(SinkContext& context) override {
+    context_ = &context;
     restored_ = context.restored_checkpoint().has_value();
     prepare_targets();
     sinks_.resize(tables_.size());
@@ -119,14 +139,13 @@ class MySqlTablesSink final : public Sink {
 
   void on_schema_change(const SchemaChange& change) override {
     const size_t t = change.table;
-    if (t >= sinks_.size()) {
-      throw Error("table '" + change.after.name + "' is new to the stream (" + change.statement +
-                  "): not followed");
-    }
     const auto* detail = dynamic_cast<const MySqlSchemaChange*>(change.detail.get());
-    if (!change.restored && (behavior_ == SchemaChangeBehavior::kException || detail == nullptr)) {
-      throw ConfigError("table '" + change.after.name + "' changed its columns: " +
-                        change.statement + " (schema.change.behavior=exception)");
+    if (t >= sinks_.size()) add_table(change, detail);
+    const bool fit = detail != nullptr && detail->kind == MySqlSchemaChange::Kind::kFit;
+    if (!change.restored && !fit &&
+        (behavior_ == SchemaChangeBehavior::kException || detail == nullptr)) {
+      throw ConfigError("table '" + change.after.name + "' changed: " + change.statement +
+                        " (schema.change.behavior=exception)");
     }
     // Exactly-once, the source sent the change once a checkpoint after the
     // rows before it completed: their transactions commit now, so that no
@@ -142,11 +161,12 @@ class MySqlTablesSink final : public Sink {
       fitted_[t].reset();
     }
     if (!change.restored) {
-      alter_target(t, *detail);
+      change_target(t, *detail);
       fault_point("mysql-sink-schema-change");
     }
     // Exactly-once, every table's sink stays open, its state saved at each checkpoint.
-    if (options_.delivery == MySqlSinkOptions::Delivery::kExactlyOnce) {
+    const bool exists = change.after.schema.size() > 0;
+    if (options_.delivery == MySqlSinkOptions::Delivery::kExactlyOnce && exists) {
       sinks_[t] = table_sink(t, change.after.schema);
     }
   }
@@ -245,18 +265,48 @@ class MySqlTablesSink final : public Sink {
       written = &fitted_[t]->schema;
     }
     std::unique_ptr<Sink> sink = mysql_sink(options, *written).create(contexts_[t]->subtask());
-    sink->open(*contexts_[t]);
+    try {
+      sink->open(*contexts_[t]);
+    } catch (...) {
+      contexts_[t]->forget();  // what it registered goes with it
+      throw;
+    }
     return sink;
+  }
+
+  // Table t, new to the stream (created in the source after the job
+  // began): its target, where routes_ send it.
+  void add_table(const SchemaChange& change, const MySqlSchemaChange* detail) {
+    if (change.table != sinks_.size() || detail == nullptr ||
+        detail->kind != MySqlSchemaChange::Kind::kCreated) {
+      throw Error("table '" + change.after.name + "' is new to the stream (" + change.statement +
+                  "): not followed");
+    }
+    TableInfo like;
+    like.columns = detail->after;
+    like.primary_key = change.after.schema.primary_key_names();
+    like.collation = detail->collation;
+    const size_t dot = change.after.name.find('.');
+    targets_.push_back(route_target(
+        routes_, {change.after.name.substr(0, dot), change.after.name.substr(dot + 1)}, like));
+    tables_.push_back(change.after);
+    check_shared_targets(tables_, targets_);
+    contexts_.push_back(std::make_unique<TableContext>(*context_, change.after.name));
+    sinks_.emplace_back();
+    fitted_.emplace_back();
   }
 
   // Makes `change` to table t's target, unless the target has a later one
   // already (a replay after a restore): each change made is noted, with its
   // place in the binlog, in the target's database (kMadeTable).
-  void alter_target(size_t t, const MySqlSchemaChange& change) {
+  void change_target(size_t t, const MySqlSchemaChange& change) {
     MySqlConnection connection(options_.url);
     const std::string& name = targets_[t].table;
     const std::optional<TableInfo> target = connection.find_table(name);
-    if (!target) throw ConfigError("table '" + name + "' is gone from " + options_.url.to_string());
+    using Kind = MySqlSchemaChange::Kind;
+    if (!target && change.kind != Kind::kCreated && change.kind != Kind::kDropped) {
+      throw ConfigError("table '" + name + "' is gone from " + options_.url.to_string());
+    }
     const std::optional<BinlogPosition> at = BinlogPosition::parse(change.position);
     const std::string key = "job = " + connection.quote(contexts_[t]->subtask().job_name) +
                             " AND target = " + connection.quote(name);
@@ -278,8 +328,7 @@ class MySqlTablesSink final : public Sink {
         }
       }
     }
-    for (const std::string& clause : target_alterations(*target, change, behavior_)) {
-      const std::string sql = "ALTER TABLE " + quote_identifier(name) + " " + clause;
+    for (const std::string& sql : target_statements(connection, t, target, change)) {
       spdlog::info("mysql sink: {}", sql);
       connection.execute(sql);
     }
@@ -288,6 +337,58 @@ class MySqlTablesSink final : public Sink {
                          connection.quote(contexts_[t]->subtask().job_name) + ", " +
                          connection.quote(name) + ", " + connection.quote(change.position) + ")");
     }
+  }
+
+  // What makes `change` to table t's target, which is `target` now (none:
+  // missing).
+  std::vector<std::string> target_statements(MySqlConnection& connection, size_t t,
+                                             const std::optional<TableInfo>& target,
+                                             const MySqlSchemaChange& change) const {
+    const std::string name = quote_identifier(targets_[t].table);
+    const bool evolve = behavior_ == SchemaChangeBehavior::kEvolve;
+    const std::string& column = targets_[t].table_column;
+    const auto altering = [&](const MySqlSchemaChange& columns) {
+      std::vector<std::string> out;
+      for (const std::string& clause : target_alterations(*target, columns, behavior_)) {
+        out.push_back("ALTER TABLE " + name + " " + clause);
+      }
+      return out;
+    };
+    switch (change.kind) {
+      case MySqlSchemaChange::Kind::kCreated:
+        if (!target) {
+          if (!create_tables_) {
+            throw ConfigError("table '" + tables_[t].name + "' was created (" +
+                              "and sink.create-tables is off): its target '" + targets_[t].table +
+                              "' does not exist");
+          }
+          return {create_table_sql(name, targets_[t].like)};
+        }
+        return altering(change);  // from the columns the target has
+      case MySqlSchemaChange::Kind::kDropped:
+        // A target other tables share stays, as under lenient.
+        if (!evolve || !column.empty() || !target) return {};
+        return {"DROP TABLE " + name};
+      case MySqlSchemaChange::Kind::kTruncated:
+        if (!evolve) return {};
+        if (!column.empty()) {
+          return {"DELETE FROM " + name + " WHERE " + quote_identifier(column) + " = " +
+                  connection.quote(tables_[t].name)};
+        }
+        return {"TRUNCATE TABLE " + name};
+      case MySqlSchemaChange::Kind::kFit: {
+        if (behavior_ == SchemaChangeBehavior::kException) return {};  // the sink checks it fits
+        MySqlSchemaChange fit = change;
+        fit.before.clear();
+        for (const TableColumn& c : target->columns) {  // whatever they are, its own name aside
+          if (c.name != column) fit.before.push_back(c);
+        }
+        return altering(fit);
+      }
+      case MySqlSchemaChange::Kind::kColumns:
+        break;
+    }
+    return altering(change);
   }
 
   // Each target as its source table is when the job starts: created when
@@ -327,10 +428,14 @@ class MySqlTablesSink final : public Sink {
   }
 
   const MySqlSinkOptions options_;
-  const std::vector<TableSchema> tables_;
-  const std::vector<MySqlTableTarget> targets_;
+  // Per table, as the stream's indexes: those created in the source after
+  // the job began come last (add_table()).
+  std::vector<TableSchema> tables_;
+  std::vector<MySqlTableTarget> targets_;
   const bool create_tables_;
   const SchemaChangeBehavior behavior_;
+  const std::vector<TableRoute> routes_;
+  SinkContext* context_ = nullptr;
   // Per table: its sink, and the context it sees. Contexts go after the
   // sinks that hold them.
   std::vector<std::unique_ptr<TableContext>> contexts_;
@@ -442,26 +547,16 @@ std::vector<std::string> target_alterations(const TableInfo& target,
 
 SinkDef mysql_tables_sink(const MySqlSinkOptions& options, const std::vector<TableSchema>& tables,
                           std::vector<MySqlTableTarget> targets, bool create_tables,
-                          SchemaChangeBehavior behavior) {
+                          SchemaChangeBehavior behavior, std::vector<TableRoute> routes) {
   if (targets.size() != tables.size()) {
     throw std::logic_error("mysql_tables_sink: a target per table");
   }
-  for (size_t t = 0; t < tables.size(); ++t) {
-    for (size_t u = 0; u < t; ++u) {
-      if (targets[u].table != targets[t].table) continue;
-      if (targets[t].table_column.empty() || targets[u].table_column != targets[t].table_column) {
-        throw ConfigError("tables '" + tables[u].name + "' and '" + tables[t].name +
-                          "' would both be written into table '" + targets[t].table +
-                          "', where their keys could collide: route them with a column for the "
-                          "source table's name, which joins the key (route=PATTERN -> " +
-                          targets[t].table + " (source_table))");
-      }
-    }
-  }
+  check_shared_targets(tables, targets);
   return SinkDef{
-      .create = [options, tables, targets = std::move(targets), create_tables,
-                 behavior](const SubtaskInfo&) -> std::unique_ptr<Sink> {
-        return std::make_unique<MySqlTablesSink>(options, tables, targets, create_tables, behavior);
+      .create = [options, tables, targets = std::move(targets), create_tables, behavior,
+                 routes = std::move(routes)](const SubtaskInfo&) -> std::unique_ptr<Sink> {
+        return std::make_unique<MySqlTablesSink>(options, tables, targets, create_tables, behavior,
+                                                 routes);
       },
       .check =
           [](const StreamType& input) {

@@ -6,21 +6,9 @@
 #include "sluice/connectors/mysql_connection.hpp"
 #include "sluice/connectors/mysql_schema_history.hpp"
 #include "sluice/connectors/mysql_sink.hpp"
+#include "sluice/connectors/mysql_table_routes.hpp"
 
 namespace sluice {
-
-/// Where the MySQL sink of several tables writes one of them.
-struct MySqlTableTarget {
-  /// The target table, in the database of the sink's URL.
-  std::string table;
-  /// The source table's columns and key (with `table_column`): what a
-  /// missing target is created with (create_table_sql()).
-  TableInfo like;
-  /// Of tables merged into one target: the target's column that takes the
-  /// source table's name ("db.table"), the last of its key
-  /// (with_table_column()). Empty: the table is the target's only one.
-  std::string table_column;
-};
 
 /// What the sink of several tables makes of a table's schema change, as
 /// Flink CDC's `schema.change.behavior` says.
@@ -55,9 +43,13 @@ std::vector<std::string> target_alterations(const TableInfo& target,
 /// written and before those after it. Exactly-once, the change comes once
 /// the transactions before it can commit (SchemaChange::completed_checkpoint):
 /// they commit, then the target is altered, and the rows after it go into
-/// the next checkpoint's transaction.
+/// the next checkpoint's transaction. A table new to the stream (created
+/// in the source) goes where `routes` send it, created like its source;
+/// a table dropped or truncated in the source is dropped or emptied in the
+/// target under kEvolve only.
 SinkDef mysql_tables_sink(const MySqlSinkOptions& options, const std::vector<TableSchema>& tables,
                           std::vector<MySqlTableTarget> targets, bool create_tables,
-                          SchemaChangeBehavior behavior = SchemaChangeBehavior::kLenient);
+                          SchemaChangeBehavior behavior = SchemaChangeBehavior::kLenient,
+                          std::vector<TableRoute> routes = {});
 
 }  // namespace sluice

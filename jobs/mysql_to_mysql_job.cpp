@@ -44,20 +44,16 @@ void build_tables(const Config& config, JobGraph& graph, const MySqlCdcOptions& 
   std::vector<MySqlTableTarget> targets;
   MySqlConnection connection(source.url);
   for (const CapturedTable& table : tables) {
-    TableInfo like = connection.describe_table(table.table, table.database);
+    // A table dropped since it was read is created like it was then.
+    std::optional<TableInfo> found = connection.find_table(table.table, table.database);
+    TableInfo like = found ? std::move(*found)
+                           : TableInfo{.columns = table.columns,
+                                       .primary_key = table.schema.primary_key_names(),
+                                       .collation = table_option(table.definition, "COLLATE")};
     // Defaults too: a column that a later ALTER TABLE leaves unfilled takes
     // the same value in both.
     take_defaults(like.columns, table.definition);
-    RoutedTable routed = route_table(routes, {table.database, table.table});
-    if (!routed.table_column.empty()) {
-      if (like.column(routed.table_column) != nullptr) {
-        throw ConfigError("option 'route': table '" + table.database + "." + table.table +
-                          "' has a column '" + routed.table_column +
-                          "' already; name another for the source table's name");
-      }
-      like = with_table_column(std::move(like), routed.table_column);
-    }
-    targets.push_back({std::move(routed.target), std::move(like), routed.table_column});
+    targets.push_back(route_target(routes, {table.database, table.table}, std::move(like)));
   }
   Stream changes = graph.source("mysql-cdc", mysql_cdc_source(source, tables));
   const std::string behavior = config.get_string("schema.change.behavior");
@@ -66,7 +62,8 @@ void build_tables(const Config& config, JobGraph& graph, const MySqlCdcOptions& 
                                  config.get_bool("sink.create-tables"),
                                  behavior == "evolve"      ? SchemaChangeBehavior::kEvolve
                                  : behavior == "exception" ? SchemaChangeBehavior::kException
-                                                           : SchemaChangeBehavior::kLenient));
+                                                           : SchemaChangeBehavior::kLenient,
+                                 routes));
 }
 
 void build(const Config& config, JobGraph& graph) {
@@ -162,11 +159,11 @@ JobDefinition mysql_to_mysql_job() {
                      {.key = "schema.change.behavior",
                       .type = OptionType::kEnum,
                       .default_value = "lenient",
-                      .doc = "mysql-to-mysql with source.tables: what an ALTER TABLE of a "
-                             "captured table does to its target: lenient (a dropped column "
-                             "stays, nullable, and columns keep their order; added, renamed and "
-                             "changed columns as in the source), evolve (every change as it is) "
-                             "or exception (the job fails)",
+                      .doc = "mysql-to-mysql with source.tables: what DDL of a captured table "
+                             "does to its target: lenient (a dropped column stays, nullable, and "
+                             "columns keep their order; added, renamed and changed columns as in "
+                             "the source; a dropped or truncated table keeps its rows), evolve "
+                             "(every change as it is) or exception (the job fails)",
                       .choices = {"lenient", "evolve", "exception"}}}});
   return {.name = "mysql-to-mysql",
           .summary = "a MySQL table's changes, snapshot then binlog, replicated into another table",

@@ -23,6 +23,18 @@ std::string url_of(const std::string& database) {
   return url.substr(0, slash + 1) + database + (end == std::string::npos ? "" : url.substr(end));
 }
 
+// mysql-to-mysql of every table of `database` into `target`, checkpointed
+// often into `dir`.
+std::string whole_database_command(const std::string& database, const std::string& target,
+                                   const std::string& job, const testing::TempDir& dir,
+                                   const std::string& behavior, const std::string& delivery) {
+  return std::string(SLUICE_CLI) + " run mysql-to-mysql --set source.url=" + url_of(database) +
+         " --set sink.url=" + url_of(target) + " --set 'source.tables=" + database +
+         ".*' --set job.name=" + job + " --set checkpoint.dir=" + dir.path().string() +
+         " --set schema.change.behavior=" + behavior + " --set sink.delivery=" + delivery +
+         " --set checkpoint.interval=50ms --set engine.flush.interval=10ms";
+}
+
 std::vector<std::vector<std::optional<std::string>>> rows_of(MySqlConnection& sql,
                                                              const std::string& database,
                                                              const std::string& table) {
@@ -530,11 +542,7 @@ TEST_CASE(
   const std::string job = testing::unique_name("ddl");
   const testing::PreparedGuard guard(job);
   const std::string command =
-      std::string(SLUICE_CLI) + " run mysql-to-mysql --set source.url=" + url_of(db) +
-      " --set sink.url=" + url_of(replica.url().database) + " --set 'source.tables=" + db +
-      ".*' --set job.name=" + job + " --set checkpoint.dir=" + dir.path().string() +
-      " --set schema.change.behavior=" + behavior + " --set sink.delivery=" + delivery +
-      " --set checkpoint.interval=50ms --set engine.flush.interval=10ms";
+      whole_database_command(db, replica.url().database, job, dir, behavior, delivery);
   MySqlConnection target(replica.url());
   // Every source column's values, as the source has them.
   const auto difference = [&]() -> std::string {
@@ -676,10 +684,99 @@ TEST_CASE(
   }
 }
 
+TEST_CASE(
+    "mysql-to-mysql with source.tables captures the tables created after it began, and follows "
+    "DROP and TRUNCATE TABLE, across kills",
+    "[mysql][cdc]") {
+  const auto [behavior, delivery] = GENERATE(table<std::string, std::string>({
+      {"evolve", "at-least-once"},
+      {"evolve", "exactly-once"},
+      {"lenient", "at-least-once"},
+  }));
+  INFO("schema.change.behavior=" << behavior << ", sink.delivery=" << delivery);
+  testing::TempDir dir;
+  testing::TestDatabase shop;
+  testing::TestDatabase replica;
+  MySqlConnection sql(shop.url());
+  sql.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT)");
+  sql.execute("INSERT INTO t SELECT seq, seq FROM seq_1_to_50");
+  const std::string db = shop.url().database;
+  const std::string job = testing::unique_name("tables");
+  const testing::PreparedGuard guard(job);
+  const std::string command =
+      whole_database_command(db, replica.url().database, job, dir, behavior, delivery);
+  MySqlConnection target(replica.url());
+  const auto checksum = [](MySqlConnection& c, const std::string& table) {
+    try {
+      return c.query("CHECKSUM TABLE " + quote_identifier(table)).at(0).at(1);
+    } catch (const MySqlError&) {
+      return std::optional<std::string>("missing");
+    }
+  };
+  const auto in_sync = [&](std::vector<std::string> tables) {
+    return [&sql, &target, &checksum, tables] {
+      for (const std::string& table : tables) {
+        if (checksum(sql, table) != checksum(target, table)) return false;
+      }
+      return true;
+    };
+  };
+  {
+    testing::BackgroundCommand run(command + " 2>&1");
+    REQUIRE(testing::wait_until(in_sync({"t"})));
+    // Created while it runs: with columns, LIKE another, with rows (… SELECT).
+    sql.execute("CREATE TABLE n1 (id INT PRIMARY KEY, a VARCHAR(10) DEFAULT 'x')");
+    sql.execute("INSERT INTO n1 VALUES (1, 'a'), (2, 'b')");
+    sql.execute("CREATE TABLE n2 LIKE n1");
+    sql.execute("INSERT INTO n2 SELECT * FROM n1");
+    sql.execute("UPDATE n1 SET a = 'z' WHERE id = 1");
+    sql.execute("CREATE TABLE n3 (id BIGINT PRIMARY KEY) SELECT id * 10 AS id FROM t");
+    const bool synced = testing::wait_until(in_sync({"t", "n1", "n2", "n3"}));
+    INFO(run.output());
+    REQUIRE(synced);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // checkpoints in the binlog
+    sql.execute("INSERT INTO n2 VALUES (3, 'c')");
+    CHECK(run.kill().status == 137);
+  }
+  // While it is down: dropped, created again, created anew, emptied.
+  sql.execute("DROP TABLE n1");
+  sql.execute("CREATE TABLE n1 (id INT PRIMARY KEY, b INT)");
+  sql.execute("INSERT INTO n1 VALUES (7, 7)");
+  sql.execute("CREATE TABLE n4 (id INT PRIMARY KEY) SELECT id FROM n2");
+  sql.execute("TRUNCATE t");
+  sql.execute("INSERT INTO t VALUES (500, 5)");
+  testing::BackgroundCommand run(command + " 2>&1");
+  sql.execute("DROP TABLE n3");
+  sql.execute("UPDATE n4 SET id = id + 10");
+  if (behavior == "evolve") {
+    const bool synced = testing::wait_until([&] {
+      return in_sync({"t", "n1", "n2", "n4"})() && !target.find_table("n3");
+    });
+    INFO(run.output());
+    CHECK(synced);
+  } else {
+    // Never dropped nor emptied: t keeps its rows, n1 and n3 theirs.
+    const bool synced = testing::wait_until([&] {
+      return in_sync({"n2", "n4"})() &&
+             !target.query("SELECT * FROM n1 WHERE id = 7 AND b = 7").empty() &&
+             !target.query("SELECT * FROM t WHERE id = 500").empty();
+    });
+    INFO(run.output());
+    CHECK(synced);
+    CHECK(target.query("SELECT COUNT(*) FROM t").at(0).at(0) == "51");
+    CHECK(target.query("SELECT COUNT(*) FROM n1").at(0).at(0) == "3");
+    CHECK(target.query("SELECT COUNT(*) FROM n3").at(0).at(0) == "50");
+  }
+  const auto finished = run.signal(SIGINT);
+  INFO(finished.output);
+  CHECK(finished.status == 130);
+  for (const Xid& xid : xa_recover(target)) CHECK_FALSE(XidScheme::of_job(xid, job));
+}
+
 TEST_CASE("mysql-to-mysql with source.tables fails naming an ALTER TABLE it does not follow",
           "[mysql][cdc]") {
   const std::string when =
-      GENERATE("schema.change.behavior=exception", "primary key", "a new table");
+      GENERATE("schema.change.behavior=exception", "primary key", "a captured table renamed");
   INFO(when);
   testing::TempDir dir;
   testing::TestDatabase shop;
@@ -699,10 +796,10 @@ TEST_CASE("mysql-to-mysql with source.tables fails naming an ALTER TABLE it does
   MySqlConnection target(replica.url());
   REQUIRE(testing::wait_until(
       [&] { return target.find_table("t") && !target.query("SELECT * FROM t").empty(); }));
-  const std::string statement = when == "primary key"
-                                    ? "ALTER TABLE t DROP PRIMARY KEY, ADD PRIMARY KEY (id, v)"
-                                : when == "a new table" ? "CREATE TABLE t2 (id INT PRIMARY KEY)"
-                                                        : "ALTER TABLE t ADD COLUMN w INT";
+  const std::string statement =
+      when == "primary key" ? "ALTER TABLE t DROP PRIMARY KEY, ADD PRIMARY KEY (id, v)"
+      : when == "a captured table renamed" ? "RENAME TABLE t TO t2"
+                                           : "ALTER TABLE t ADD COLUMN w INT";
   sql.execute(statement);
   const auto ended = run.wait();
   INFO(ended.output);
