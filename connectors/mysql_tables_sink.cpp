@@ -161,6 +161,9 @@ class MySqlTablesSink final : public Sink {
       fitted_[t].reset();
     }
     if (!change.restored) {
+      // Made again after a drop: created, if need be, as it is now.
+      if (detail->kind == MySqlSchemaChange::Kind::kCreated)
+        targets_[t] = target_of(change, *detail);
       change_target(t, *detail);
       fault_point("mysql-sink-schema-change");
     }
@@ -282,18 +285,23 @@ class MySqlTablesSink final : public Sink {
       throw Error("table '" + change.after.name + "' is new to the stream (" + change.statement +
                   "): not followed");
     }
-    TableInfo like;
-    like.columns = detail->after;
-    like.primary_key = change.after.schema.primary_key_names();
-    like.collation = detail->collation;
-    const size_t dot = change.after.name.find('.');
-    targets_.push_back(route_target(
-        routes_, {change.after.name.substr(0, dot), change.after.name.substr(dot + 1)}, like));
+    targets_.push_back(target_of(change, *detail));
     tables_.push_back(change.after);
     check_shared_targets(tables_, targets_);
     contexts_.push_back(std::make_unique<TableContext>(*context_, change.after.name));
     sinks_.emplace_back();
     fitted_.emplace_back();
+  }
+
+  // The target of the table `change` made, like it, where routes_ send it.
+  MySqlTableTarget target_of(const SchemaChange& change, const MySqlSchemaChange& detail) const {
+    TableInfo like;
+    like.columns = detail.after;
+    like.primary_key = change.after.schema.primary_key_names();
+    like.collation = detail.collation;
+    const size_t dot = change.after.name.find('.');
+    return route_target(
+        routes_, {change.after.name.substr(0, dot), change.after.name.substr(dot + 1)}, like);
   }
 
   // Makes `change` to table t's target, unless the target has a later one
