@@ -46,14 +46,13 @@ TEST_CASE("a route that cannot be read is refused, naming it", "[routes]") {
     } catch (const ConfigError& e) {
       CHECK_THAT(e.what(), Catch::Contains("option 'route'"));
       // The rule, or the pattern of it at fault.
-      CHECK_THAT(e.what(), Catch::Contains(std::string(trim(bad))) ||
-                               Catch::Contains("'shop.['") || Catch::Contains("'shop'"));
+      CHECK_THAT(e.what(), Catch::Contains(std::string(trim(bad))) || Catch::Contains("'shop.['") ||
+                               Catch::Contains("'shop'"));
     }
   }
 }
 
-TEST_CASE("a merged table's target has the table column last in its columns and key",
-          "[routes]") {
+TEST_CASE("a merged table's target has the table column last in its columns and key", "[routes]") {
   TableInfo like;
   like.columns.push_back({.name = "id", .column_type = "bigint(20)", .nullable = false});
   like.columns.push_back({.name = "v", .column_type = "int(11)"});
