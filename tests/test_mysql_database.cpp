@@ -648,11 +648,7 @@ TEST_CASE(
   const std::string job = testing::unique_name("fit");
   const testing::PreparedGuard guard(job);
   testing::BackgroundCommand run(
-      std::string(SLUICE_CLI) + " run mysql-to-mysql --set source.url=" + url_of(db) +
-      " --set sink.url=" + url_of(replica.url().database) + " --set 'source.tables=" + db +
-      ".t' --set job.name=" + job + " --set checkpoint.dir=" + dir.path().string() +
-      " --set checkpoint.interval=50ms --set schema.change.behavior=" + behavior +
-      " --set sink.delivery=" + delivery + " 2>&1");
+      whole_database_command(db, replica.url().database, job, dir, behavior, delivery) + " 2>&1");
   if (behavior == "exception") {
     const auto ended = run.wait();
     INFO(ended.output);
