@@ -465,7 +465,17 @@ void BinlogReader::handle_query(BinlogStream& stream, st_mariadb_rpl_event& even
     return;
   }
   if (group_ && group_->ddl) {
+    const size_t first = out.size();
     check_ddl(statement, text_of(event.event.query.database), stream, out);
+    // The statement's changes, numbered when there are several.
+    if (out.size() - first > 1) {
+      for (size_t i = first; i < out.size(); ++i) {
+        if (!out[i].schema_change) continue;
+        auto numbered = std::make_shared<BinlogSchemaChange>(*out[i].schema_change);
+        numbered->part = static_cast<uint32_t>(i - first);
+        out[i].schema_change = std::move(numbered);
+      }
+    }
   }
   // CREATE TABLE … SELECT: DDL, its rows, and COMMIT (an XID event).
   if (statement == "COMMIT" || (group_ && group_->ddl && group_->standalone)) {
@@ -476,18 +486,39 @@ void BinlogReader::handle_query(BinlogStream& stream, st_mariadb_rpl_event& even
 void BinlogReader::check_ddl(const std::string& statement, const std::string& database,
                              BinlogStream& stream, std::vector<BinlogChange>& out) {
   const auto same = [](std::string_view a, std::string_view b) { return lower(a) == lower(b); };
-  for (const DdlChange& change : ddl_changes(statement, database)) {
-    std::optional<size_t> captured;
+  const auto captured_as = [&](const DdlChange& change) -> std::optional<size_t> {
     for (size_t t = 0; t < tables_.size(); ++t) {
       if (same(change.database, tables_[t].database) && same(change.table, tables_[t].table)) {
-        captured = t;
+        return t;
       }
     }
-    const bool wanted =
-        captured.has_value() || (options_.new_tables && !change.table.empty() &&
-                                 options_.new_tables(change.database, change.table));
+    return std::nullopt;
+  };
+  const auto wants = [&](const DdlChange& change) {
+    return captured_as(change).has_value() || (options_.new_tables && !change.table.empty() &&
+                                               options_.new_tables(change.database, change.table));
+  };
+  const std::vector<DdlChange> changes = ddl_changes(statement, database);
+  for (size_t c = 0; c < changes.size(); ++c) {
+    const DdlChange& change = changes[c];
+    const std::optional<size_t> captured = captured_as(change);
+    const bool wanted = wants(change);
+    using Action = DdlChange::Action;
+    // RENAME TABLE (or ALTER TABLE … RENAME TO) of a captured table: its
+    // old name, then its new one.
+    if (options_.follow_schema_changes && captured && !absent(*captured) &&
+        change.action == Action::kRename && !change.creates && c + 1 < changes.size()) {
+      const DdlChange& to = changes[++c];
+      for (auto& moved :
+           rename(*captured, to,
+                  wants(to) ? captured_as(to).value_or(tables_.size()) : std::optional<size_t>(),
+                  statement, stream)) {
+        out.push_back(std::move(moved));
+      }
+      schema_changed_ = true;
+      continue;
+    }
     if (options_.follow_schema_changes && wanted) {
-      using Action = DdlChange::Action;
       const bool exists = captured && !absent(*captured);
       if (change.action == Action::kCreate && !exists) {
         const size_t index = captured.value_or(tables_.size());
@@ -501,13 +532,14 @@ void BinlogReader::check_ddl(const std::string& statement, const std::string& da
         continue;
       }
     }
-    if (change.creates && !captured && wanted) {
+    if (change.creates && (!captured || absent(*captured)) && wanted) {
       throw ConfigError("DDL at " + stream.event_end().to_string() + ": " + statement +
                         "; it makes table '" + change.database + "." + change.table +
-                        "', which source.tables matches, from another: a table renamed into "
-                        "the tables the job captures is not followed. To capture it, start the "
-                        "job afresh with restore=none: it reads a new snapshot of every table "
-                        "it matches");
+                        "', which source.tables matches, from a table it does not capture, "
+                        "whose rows the job has not read. To follow such a rename (an online "
+                        "schema change's shadow table, say), let source.tables match the table "
+                        "renamed too; to capture the table now, start the job afresh with "
+                        "restore=none: it reads a new snapshot of every table it matches");
     }
     for (size_t t = 0; t < tables_.size(); ++t) {
       const CapturedTable& table = tables_[t];
@@ -622,6 +654,59 @@ std::shared_ptr<const BinlogSchemaChange> BinlogReader::drop(size_t t, DdlChange
   spdlog::info("binlog: {} on captured table '{}.{}' at {}", statement, tables_[t].database,
                tables_[t].table, stream.event_end().to_string());
   return change;
+}
+
+std::vector<BinlogChange> BinlogReader::rename(size_t t, const DdlChange& to,
+                                               std::optional<size_t> as,
+                                               const std::string& statement, BinlogStream& stream) {
+  if (!history_) history_ = std::make_unique<SchemaHistory>(url_, options_.canceller);
+  // ALTER TABLE … RENAME TO may change the columns too.
+  const CapturedTable altered =
+      alter_clauses(statement, "t").empty() ? tables_[t] : history_->altered(tables_[t], statement);
+  const std::string name = to.database + "." + to.table;
+  auto gone = std::make_shared<BinlogSchemaChange>();
+  gone->kind = BinlogSchemaChange::Kind::kDropped;
+  gone->resume_before = resume();
+  gone->before = tables_[t];
+  gone->after = CapturedTable{.database = tables_[t].database, .table = tables_[t].table};
+  gone->statement = statement;
+  gone->position = stream.event_end();
+  std::vector<BinlogChange> out;
+  if (!as) {
+    spdlog::info(
+        "binlog: {} at {}: table '{}.{}' is renamed '{}', which the job does not "
+        "capture: it is gone from the stream",
+        statement, stream.event_end().to_string(), tables_[t].database, tables_[t].table, name);
+    set_table(t, gone->after);
+    out.push_back({t, Row{}, std::move(gone)});
+    return out;
+  }
+  if (*as < tables_.size() && !absent(*as)) {
+    throw ConfigError("DDL at " + stream.event_end().to_string() + ": " + statement + "; table '" +
+                      name + "' is captured already");
+  }
+  gone->renamed = name;
+  auto made = std::make_shared<BinlogSchemaChange>(*gone);
+  made->kind = BinlogSchemaChange::Kind::kCreated;
+  made->after = history_->table(to.database, to.table, altered.definition);
+  made->renamed = tables_[t].database + "." + tables_[t].table;
+  made->renames = column_renames(statement);
+  if (made->after.schema.primary_key_names() != tables_[t].schema.primary_key_names()) {
+    throw ConfigError("DDL at " + stream.event_end().to_string() + ": " + statement +
+                      "; it renames table '" + made->renamed +
+                      "' and changes its primary key at once: not followed");
+  }
+  spdlog::info("binlog: {} at {}: table '{}' is captured as '{}' from here on", statement,
+               stream.event_end().to_string(), made->renamed, name);
+  set_table(t, gone->after);
+  if (*as == tables_.size()) {
+    tables_.push_back(made->after);
+    decodings_.emplace_back();
+  }
+  set_table(*as, made->after);
+  out.push_back({t, Row{}, std::move(gone)});
+  out.push_back({*as, Row{}, std::move(made)});
+  return out;
 }
 
 void BinlogReader::set_table(size_t t, CapturedTable table) {

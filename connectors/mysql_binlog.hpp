@@ -94,8 +94,15 @@ struct BinlogSchemaChange {
   std::string statement;
   /// Columns renamed (CHANGE old new, RENAME COLUMN old TO new).
   std::vector<std::pair<std::string, std::string>> renames;
+  /// Of a RENAME TABLE, the table's other name ("db.table"), as two
+  /// changes: kDropped of the old name, naming the new; then kCreated of
+  /// the new (`before` the old table), naming the old.
+  std::string renamed;
   /// Where the binlog has it: the end of its event.
   BinlogPosition position;
+  /// Of a statement that changes several tables, this change's place among
+  /// its changes.
+  uint32_t part = 0;
   /// Where a reader starts to read the change again: its statement's start.
   BinlogResume resume_before;
 };
@@ -213,6 +220,10 @@ class BinlogReader {
                                                    const std::string& statement,
                                                    const std::string& database,
                                                    BinlogStream& stream);
+  // RENAME of table `t` to `to`: captured as table `as` from here on (an
+  // index past the last: a new one), or, if none, gone from the stream.
+  std::vector<BinlogChange> rename(size_t t, const DdlChange& to, std::optional<size_t> as,
+                                   const std::string& statement, BinlogStream& stream);
   // DROP or TRUNCATE (`action`) of table `t`.
   std::shared_ptr<const BinlogSchemaChange> drop(size_t t, DdlChange::Action action,
                                                  const std::string& statement,

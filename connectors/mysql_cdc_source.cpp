@@ -383,9 +383,14 @@ class MySqlCdcSource final : public Source {
       std::vector<TableColumn> before,
       std::vector<std::pair<std::string, std::string>> renames = {},
       const BinlogPosition& position = {}, std::optional<int64_t> completed = {},
-      MySqlSchemaChange::Kind kind = MySqlSchemaChange::Kind::kColumns) const {
+      MySqlSchemaChange::Kind kind = MySqlSchemaChange::Kind::kColumns,
+      const BinlogSchemaChange* read = nullptr) const {
     auto detail = std::make_shared<MySqlSchemaChange>();
     detail->kind = kind;
+    if (read) {
+      detail->renamed = read->renamed;
+      detail->part = read->part;
+    }
     if (!position.file.empty()) detail->position = position.to_string();
     detail->before = std::move(before);
     detail->after = after.columns;
@@ -662,7 +667,7 @@ class MySqlCdcSource final : public Source {
     }
     binlog_tables_[change.table] = c.after;
     out.change_schema(schema_change(change.table, c.after, c.statement, c.before.columns, c.renames,
-                                    c.position, completed, kind_of(c.kind)));
+                                    c.position, completed, kind_of(c.kind), &c));
   }
 
   // Whether the schema change changes_[i] waits, with what follows it (of

@@ -314,6 +314,8 @@ class Parser {
       return false;
     }
     if (word_at(c, 0, {"DEFAULT", "CHARACTER", "CHARSET", "COLLATE", "CONVERT"})) return true;
+    // RENAME [TO|AS] other: the table's name, not its columns.
+    if (word_at(c, 0, {"RENAME"}) && !word_at(c, 1, {"COLUMN", "INDEX", "KEY"})) return false;
     return alter_effect(c) != Effect::kRowsAlike;
   }
 

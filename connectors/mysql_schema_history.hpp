@@ -30,11 +30,18 @@ struct MySqlSchemaChange final : SchemaChangeDetail {
   std::vector<TableColumn> after;   ///< the columns it has
   /// Columns renamed (CHANGE old new, RENAME COLUMN old TO new).
   std::vector<std::pair<std::string, std::string>> renames;
+  /// Of a RENAME TABLE, the table's other name ("db.table"): a kDropped
+  /// of the old name names the new one, the kCreated of the new name that
+  /// follows it the old one (`before` the old table's columns).
+  std::string renamed;
   /// The table's default collation after it.
   std::string collation;
   /// Where it is in the binlog ("mariadb-bin.000002:831"): a sink that
   /// made a change at a later place has this one too. Empty: unknown.
   std::string position;
+  /// Of a statement that changes several tables, this change's place among
+  /// its changes (RENAME TABLE a TO b, b TO a changes table a twice).
+  uint32_t part = 0;
 };
 
 /// Sets each of `columns`' default_sql as `definition` (SHOW CREATE TABLE

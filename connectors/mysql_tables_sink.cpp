@@ -35,6 +35,26 @@ void check_shared_targets(const std::vector<TableSchema>& tables,
 
 // Where the sink notes the last schema change it made to each target.
 constexpr char kMadeTable[] = "`sluice_schema_changes`";
+
+// Where a schema change is, as kMadeTable has it: its place in the binlog,
+// and among the changes of its statement ("mariadb-bin.000002:831#1"; the
+// part is 0 when left out).
+struct MadeAt {
+  BinlogPosition position;
+  uint32_t part = 0;
+
+  static std::optional<MadeAt> parse(const std::string& text) {
+    const size_t hash = text.find('#');
+    const std::optional<BinlogPosition> position = BinlogPosition::parse(text.substr(0, hash));
+    if (!position) return std::nullopt;
+    MadeAt at{*position};
+    if (hash != std::string::npos)
+      at.part = static_cast<uint32_t>(std::stoul(text.substr(hash + 1)));
+    return at;
+  }
+  std::string to_string() const { return position.to_string() + "#" + std::to_string(part); }
+  friend auto operator<=>(const MadeAt&, const MadeAt&) = default;
+};
 // How long an ALTER TABLE of a target waits for the table's lock.
 constexpr std::chrono::seconds kAlterLockWait{120};
 
@@ -126,11 +146,12 @@ class MySqlTablesSink final : public Sink {
     prepare_targets();
     sinks_.resize(tables_.size());
     fitted_.resize(tables_.size());
+    gone_.resize(tables_.size());
     for (const TableSchema& table : tables_) {
       contexts_.push_back(std::make_unique<TableContext>(context, table.name));
     }
     if (options_.delivery == MySqlSinkOptions::Delivery::kExactlyOnce) {
-      for (size_t t = 0; t < tables_.size(); ++t) sinks_[t] = table_sink(t, tables_[t].schema);
+      for (size_t t = 0; t < tables_.size(); ++t) open_table(t, tables_[t].schema);
     }
     context.register_flush_action([this] {
       for (const auto& table : contexts_) table->flush();
@@ -160,6 +181,7 @@ class MySqlTablesSink final : public Sink {
       sinks_[t].reset();
       fitted_[t].reset();
     }
+    gone_[t] = false;
     if (!change.restored) {
       // Made again after a drop: created, if need be, as it is now.
       if (detail->kind == MySqlSchemaChange::Kind::kCreated)
@@ -170,7 +192,7 @@ class MySqlTablesSink final : public Sink {
     // Exactly-once, every table's sink stays open, its state saved at each checkpoint.
     const bool exists = change.after.schema.size() > 0;
     if (options_.delivery == MySqlSinkOptions::Delivery::kExactlyOnce && exists) {
-      sinks_[t] = table_sink(t, change.after.schema);
+      open_table(t, change.after.schema);
     }
   }
 
@@ -180,7 +202,11 @@ class MySqlTablesSink final : public Sink {
   void write_batch(Batch& rows) override {
     if (rows.empty()) return;
     const size_t t = rows.table();
-    if (!sinks_.at(t)) sinks_[t] = table_sink(t, rows.schema());
+    if (!sinks_.at(t) && !gone_[t]) open_table(t, rows.schema());
+    if (gone_[t]) {
+      rows.clear();
+      return;
+    }
     if (!fitted_[t]) {
       sinks_[t]->write_batch(rows);
       return;
@@ -224,6 +250,43 @@ class MySqlTablesSink final : public Sink {
   }
 
  private:
+  // Opens table t's sink, for rows of `schema`; or, in a restored run whose
+  // target this sink has dropped or renamed (a replay of the changes before
+  // that), takes the table for gone until its next schema change: the
+  // target has those changes, and the replay comes to the DROP or RENAME,
+  // made already.
+  void open_table(size_t t, const Schema& schema) {
+    if (restored_) {
+      MySqlConnection connection(options_.url);
+      if (!connection.find_table(targets_[t].table) && !made_changes(connection, t).empty()) {
+        spdlog::info(
+            "mysql sink: table '{}' of '{}' is gone, dropped or renamed by this job after its "
+            "checkpoint: the changes replayed before that are not written again",
+            targets_[t].table, tables_[t].name);
+        gone_[t] = true;
+        return;
+      }
+    }
+    sinks_[t] = table_sink(t, schema);
+  }
+
+  // The key of table t's target in kMadeTable, and the place in the binlog
+  // of the last schema change this sink made to it: none, if none.
+  std::string made_key(MySqlConnection& connection, size_t t) const {
+    return "job = " + connection.quote(contexts_[t]->subtask().job_name) +
+           " AND target = " + connection.quote(targets_[t].table);
+  }
+  std::vector<std::vector<std::optional<std::string>>> made_changes(MySqlConnection& connection,
+                                                                    size_t t) const {
+    try {
+      return connection.query(std::string("SELECT position FROM ") + kMadeTable + " WHERE " +
+                              made_key(connection, t));
+    } catch (const MySqlError& e) {
+      if (e.code() == 1146) return {};  // ER_NO_SUCH_TABLE: none made
+      throw;
+    }
+  }
+
   // Table t's sink, for rows of `schema`, open.
   //
   // A restored run replays the changes after its checkpoint onto a target
@@ -291,6 +354,7 @@ class MySqlTablesSink final : public Sink {
     contexts_.push_back(std::make_unique<TableContext>(*context_, change.after.name));
     sinks_.emplace_back();
     fitted_.emplace_back();
+    gone_.push_back(false);
   }
 
   // The target of the table `change` made, like it, where routes_ send it.
@@ -310,14 +374,15 @@ class MySqlTablesSink final : public Sink {
   void change_target(size_t t, const MySqlSchemaChange& change) {
     MySqlConnection connection(options_.url);
     const std::string& name = targets_[t].table;
-    const std::optional<TableInfo> target = connection.find_table(name);
+    std::optional<TableInfo> target = connection.find_table(name);
     using Kind = MySqlSchemaChange::Kind;
     if (!target && change.kind != Kind::kCreated && change.kind != Kind::kDropped) {
       throw ConfigError("table '" + name + "' is gone from " + options_.url.to_string());
     }
-    const std::optional<BinlogPosition> at = BinlogPosition::parse(change.position);
-    const std::string key = "job = " + connection.quote(contexts_[t]->subtask().job_name) +
-                            " AND target = " + connection.quote(name);
+    // Where the change is: its place in the binlog, and among the changes
+    // of its statement (RENAME TABLE a TO b, b TO a changes one target twice).
+    const std::optional<MadeAt> at =
+        MadeAt::parse(change.position + "#" + std::to_string(change.part));
     // A transaction that holds the table (a user's, say) makes the ALTER
     // wait for its lock: a while, not for ever (the server's default is a year).
     connection.execute("SET SESSION lock_wait_timeout = " + std::to_string(kAlterLockWait.count()));
@@ -325,16 +390,19 @@ class MySqlTablesSink final : public Sink {
       connection.execute(std::string("CREATE TABLE IF NOT EXISTS ") + kMadeTable +
                          " (job VARCHAR(255) NOT NULL, target VARCHAR(64) NOT NULL, position "
                          "VARCHAR(255) NOT NULL, PRIMARY KEY (job, target))");
-      const auto made =
-          connection.query(std::string("SELECT position FROM ") + kMadeTable + " WHERE " + key);
+      const auto made = made_changes(connection, t);
       if (!made.empty()) {
-        const std::optional<BinlogPosition> last = BinlogPosition::parse(made[0][0].value_or(""));
+        const std::optional<MadeAt> last = MadeAt::parse(made[0][0].value_or(""));
         if (last && *at <= *last) {
           spdlog::info("mysql sink: table '{}' has the change at {} already (up to {})", name,
-                       change.position, last->to_string());
+                       at->to_string(), last->to_string());
           return;
         }
       }
+    }
+    if (change.kind == Kind::kCreated && !change.renamed.empty()) {
+      move_target(connection, t, change);
+      target = connection.find_table(name);
     }
     for (const std::string& sql : target_statements(connection, t, target, change)) {
       spdlog::info("mysql sink: {}", sql);
@@ -343,8 +411,68 @@ class MySqlTablesSink final : public Sink {
     if (at) {
       connection.execute(std::string("REPLACE INTO ") + kMadeTable + " VALUES (" +
                          connection.quote(contexts_[t]->subtask().job_name) + ", " +
-                         connection.quote(name) + ", " + connection.quote(change.position) + ")");
+                         connection.quote(name) + ", " + connection.quote(at->to_string()) + ")");
     }
+  }
+
+  // Table t, made by renaming table `change.renamed`: the renamed table's
+  // rows go from its target to t's. Targets of their own are renamed;
+  // otherwise the rows are copied, and then deleted from the old target
+  // (dropped, unless other tables share it). Run again after a crash in
+  // the middle, it finishes the move.
+  void move_target(MySqlConnection& connection, size_t t, const MySqlSchemaChange& change) {
+    const auto from_at = std::find_if(tables_.begin(), tables_.end(), [&](const TableSchema& x) {
+      return x.name == change.renamed;
+    });
+    if (from_at == tables_.end()) {
+      throw std::logic_error("mysql sink: renamed table '" + change.renamed + "' unknown");
+    }
+    const MySqlTableTarget& from = targets_[static_cast<size_t>(from_at - tables_.begin())];
+    const MySqlTableTarget& to = targets_[t];
+    const std::optional<TableInfo> old = connection.find_table(from.table);
+    if (!old) return;
+    const auto run = [&](const std::string& sql) {
+      spdlog::info("mysql sink: {}", sql);
+      connection.execute(sql);
+    };
+    const std::string old_name = quote_identifier(from.table);
+    const std::string new_name = quote_identifier(to.table);
+    const std::string of_table = from.table_column.empty()
+                                     ? std::string()
+                                     : " WHERE " + quote_identifier(from.table_column) + " = " +
+                                           connection.quote(change.renamed);
+    if (from.table == to.table) {
+      if (!to.table_column.empty()) {
+        run("UPDATE " + new_name + " SET " + quote_identifier(to.table_column) + " = " +
+            connection.quote(tables_[t].name) + of_table);
+      }
+      return;
+    }
+    std::optional<TableInfo> now = connection.find_table(to.table);
+    if (!now && from.table_column.empty() && to.table_column.empty()) {
+      run("RENAME TABLE " + old_name + " TO " + new_name);
+      return;
+    }
+    if (!now) {
+      run(create_table_sql(new_name, to.like));
+      now = connection.find_table(to.table);
+    }
+    std::string columns;
+    for (const TableColumn& column : now->columns) {
+      if (column.name == to.table_column || old->column(column.name) == nullptr ||
+          column.name == from.table_column) {
+        continue;
+      }
+      columns += (columns.empty() ? "" : ", ") + quote_identifier(column.name);
+    }
+    const std::string into =
+        to.table_column.empty() ? columns : columns + ", " + quote_identifier(to.table_column);
+    const std::string values =
+        to.table_column.empty() ? columns : columns + ", " + connection.quote(tables_[t].name);
+    run("REPLACE INTO " + new_name + " (" + into + ") SELECT " + values + " FROM " + old_name +
+        of_table);
+    run(from.table_column.empty() ? "DROP TABLE " + old_name
+                                  : "DELETE FROM " + old_name + of_table);
   }
 
   // What makes `change` to table t's target, which is `target` now (none:
@@ -374,8 +502,9 @@ class MySqlTablesSink final : public Sink {
         }
         return altering(change);  // from the columns the target has
       case MySqlSchemaChange::Kind::kDropped:
-        // A target other tables share stays, as under lenient.
-        if (!evolve || !column.empty() || !target) return {};
+        // A target other tables share stays, as under lenient; a renamed
+        // table's goes with it (move_target()).
+        if (!evolve || !column.empty() || !target || !change.renamed.empty()) return {};
         return {"DROP TABLE " + name};
       case MySqlSchemaChange::Kind::kTruncated:
         if (!evolve) return {};
@@ -474,6 +603,9 @@ class MySqlTablesSink final : public Sink {
     Batch rows{schema};
   };
   std::vector<std::unique_ptr<Fitted>> fitted_;
+  // A table whose target this sink dropped or renamed after the checkpoint
+  // the run resumed from, until its next schema change (open_table()).
+  std::vector<bool> gone_;
   bool restored_ = false;  // the run resumed from a checkpoint
 };
 

@@ -67,6 +67,14 @@ std::vector<std::string> shape_of(MySqlConnection& sql, const std::string& datab
   return shape;
 }
 
+// The schema.change.behavior and sink.delivery that tests of tables made,
+// dropped and renamed run under.
+const std::vector<std::pair<std::string, std::string>> kTablesRuns = {
+    {"evolve", "at-least-once"},
+    {"evolve", "exactly-once"},
+    {"lenient", "at-least-once"},
+};
+
 // A small shop, as CREATE TABLE <name> <definition>: tables of different
 // columns, keys and charsets, and one the job does not capture.
 const std::vector<std::pair<std::string, std::string>> kShop = {
@@ -684,11 +692,7 @@ TEST_CASE(
     "mysql-to-mysql with source.tables captures the tables created after it began, and follows "
     "DROP and TRUNCATE TABLE, across kills",
     "[mysql][cdc]") {
-  const auto [behavior, delivery] = GENERATE(table<std::string, std::string>({
-      {"evolve", "at-least-once"},
-      {"evolve", "exactly-once"},
-      {"lenient", "at-least-once"},
-  }));
+  const auto [behavior, delivery] = GENERATE(from_range(kTablesRuns));
   INFO("schema.change.behavior=" << behavior << ", sink.delivery=" << delivery);
   testing::TempDir dir;
   testing::TestDatabase shop;
@@ -777,10 +781,124 @@ TEST_CASE(
   for (const Xid& xid : xa_recover(target)) CHECK_FALSE(XidScheme::of_job(xid, job));
 }
 
+TEST_CASE(
+    "mysql-to-mysql with source.tables follows RENAME TABLE: within the tables it captures, out "
+    "of them, swapped, with an online schema change's shadow table, and between routed targets, "
+    "across kills",
+    "[mysql][cdc][ddl]") {
+  const auto [behavior, delivery] = GENERATE(from_range(kTablesRuns));
+  INFO("schema.change.behavior=" << behavior << ", sink.delivery=" << delivery);
+  testing::TempDir dir;
+  testing::TestDatabase shop;
+  testing::TestDatabase replica;
+  MySqlConnection sql(shop.url());
+  for (const std::string table : {"a", "b", "c", "t", "u", "s1", "s2"}) {
+    sql.execute("CREATE TABLE " + table + " (id INT PRIMARY KEY, v VARCHAR(20))");
+    sql.execute("INSERT INTO " + table + " SELECT seq, CONCAT('" + table +
+                "', seq) FROM seq_1_to_30");
+  }
+  const std::string db = shop.url().database;
+  const std::string job = testing::unique_name("renames");
+  const testing::PreparedGuard guard(job);
+  // Tables whose names begin with a letter; shards s<n> merged into s_all.
+  const std::string command =
+      std::string(SLUICE_CLI) + " run mysql-to-mysql --set source.url=" + url_of(db) +
+      " --set sink.url=" + url_of(replica.url().database) + " --set 'source.tables=" + db +
+      ".[a-z].*' --set 'route=" + db + ".s[0-9]+ -> s_all (src)' --set job.name=" + job +
+      " --set checkpoint.dir=" + dir.path().string() + " --set schema.change.behavior=" + behavior +
+      " --set sink.delivery=" + delivery +
+      " --set checkpoint.interval=50ms --set engine.flush.interval=10ms";
+  MySqlConnection target(replica.url());
+  const auto rows = [](MySqlConnection& c, const std::string& query) {
+    try {
+      return c.query(query);
+    } catch (const MySqlError& e) {
+      return std::vector<std::vector<std::optional<std::string>>>{{e.message()}};
+    }
+  };
+  // The source tables, each as its target should have it.
+  const auto difference = [&](const std::vector<std::string>& tables) -> std::string {
+    for (const std::string& table : tables) {
+      const bool shard = table.size() == 2 && table[0] == 's';
+      const std::string in_target =
+          shard ? "SELECT id, v FROM s_all WHERE src = " + sql.quote(db + "." + table) +
+                      " ORDER BY id"
+                : "SELECT * FROM " + quote_identifier(table) + " ORDER BY id";
+      const auto want = rows(sql, "SELECT * FROM " + quote_identifier(table) + " ORDER BY id");
+      const auto have = rows(target, in_target);
+      if (have == want) continue;
+      std::string out = table + ": the target has";
+      for (const auto& row : have) out.append(" ").append(row.at(0).value_or("NULL"));
+      out += "; the source";
+      for (const auto& row : want) out.append(" ").append(row.at(0).value_or("NULL"));
+      return out;
+    }
+    return "";
+  };
+  {
+    testing::BackgroundCommand run(command + " 2>&1");
+    const auto ready = [&] { return difference({"a", "b", "c", "t", "u", "s1", "s2"}).empty(); };
+    const bool synced = testing::wait_until(ready);
+    INFO(run.output());
+    REQUIRE(synced);
+    CHECK(run.signal(SIGINT).status == 130);
+  }
+  // While it is down, the renames and changes around them.
+  sql.execute("RENAME TABLE t TO t2");
+  sql.execute("UPDATE t2 SET v = 'x' WHERE id < 5");
+  sql.execute("ALTER TABLE u RENAME TO u2, ADD COLUMN w INT DEFAULT 3");
+  sql.execute("INSERT INTO u2 VALUES (100, 'new', 4)");
+  sql.execute("RENAME TABLE a TO tmp, b TO a, tmp TO b");
+  sql.execute("DELETE FROM a WHERE id > 25");
+  sql.execute("UPDATE b SET v = 'b' WHERE id = 1");
+  // An online schema change of c (gh-ost's cut-over).
+  sql.execute("CREATE TABLE c_gho LIKE c");
+  sql.execute("ALTER TABLE c_gho ADD COLUMN z INT");
+  sql.execute("INSERT INTO c_gho SELECT id, v, id * 2 FROM c");
+  sql.execute("RENAME TABLE c TO c_del, c_gho TO c");
+  sql.execute("DROP TABLE c_del");
+  sql.execute("UPDATE c SET z = 0 WHERE id = 7");
+  // Out of the tables it captures, and between routed targets.
+  sql.execute("RENAME TABLE t2 TO _t_off");
+  sql.execute("RENAME TABLE s1 TO s7, s2 TO q2");
+  sql.execute("UPDATE s7 SET v = 's7' WHERE id = 2");
+  sql.execute("UPDATE q2 SET v = 'q2' WHERE id = 3");
+  // Killed right after each of its first schema changes of the target.
+  for (int n = 1; n <= 6; ++n) {
+    const auto killed = testing::run_command(
+        "SLUICE_FAULT=mysql-sink-schema-change:" + std::to_string(n) + " " + command + " 2>&1");
+    INFO(killed.output);
+    REQUIRE(killed.status == 137);
+  }
+  testing::BackgroundCommand run(command + " 2>&1");
+  const std::vector<std::string> now = {"a", "b", "c", "u2", "s7", "q2"};
+  const bool synced = testing::wait_until([&] { return difference(now).empty(); });
+  const auto finished = run.signal(SIGINT);
+  INFO(difference(now) << "\n" << finished.output);
+  CHECK(synced);
+  CHECK(finished.status == 130);
+  for (const std::string table : {"a", "b", "c", "u2", "q2"}) {
+    INFO(table);
+    CHECK(shape_of(target, replica.url().database, table) == shape_of(sql, db, table));
+  }
+  CHECK(rows(target, "SELECT COUNT(*) FROM s_all WHERE src NOT LIKE '%.s7'").at(0).at(0) == "0");
+  for (const std::string gone : {"t", "u", "c_gho", "s1", "s2", "tmp", "_t_off"}) {
+    INFO(gone);
+    CHECK_FALSE(target.find_table(gone));
+  }
+  // Renamed out of the tables it captures, or dropped: gone, or kept under
+  // lenient.
+  for (const std::string dropped : {"t2", "c_del"}) {
+    INFO(dropped);
+    CHECK(target.find_table(dropped).has_value() == (behavior == "lenient"));
+  }
+  for (const Xid& xid : xa_recover(target)) CHECK_FALSE(XidScheme::of_job(xid, job));
+}
+
 TEST_CASE("mysql-to-mysql with source.tables fails naming an ALTER TABLE it does not follow",
           "[mysql][cdc]") {
   const std::string when =
-      GENERATE("schema.change.behavior=exception", "primary key", "a captured table renamed");
+      GENERATE("schema.change.behavior=exception", "primary key", "a table renamed into capture");
   INFO(when);
   testing::TempDir dir;
   testing::TestDatabase shop;
@@ -788,13 +906,14 @@ TEST_CASE("mysql-to-mysql with source.tables fails naming an ALTER TABLE it does
   MySqlConnection sql(shop.url());
   sql.execute("CREATE TABLE t (id INT PRIMARY KEY, v INT)");
   sql.execute("INSERT INTO t VALUES (1, 1)");
+  sql.execute("CREATE TABLE _u (id INT PRIMARY KEY, v INT)");  // not captured
   const std::string db = shop.url().database;
   const std::string job = testing::unique_name("ddl");
   const testing::PreparedGuard guard(job);
   testing::BackgroundCommand run(
       std::string(SLUICE_CLI) + " run mysql-to-mysql --set source.url=" + url_of(db) +
       " --set sink.url=" + url_of(replica.url().database) + " --set 'source.tables=" + db +
-      ".*' --set job.name=" + job + " --set checkpoint.dir=" + dir.path().string() +
+      ".[a-z].*' --set job.name=" + job + " --set checkpoint.dir=" + dir.path().string() +
       " --set checkpoint.interval=50ms" +
       (when.find('=') == std::string::npos ? std::string() : " --set " + when) + " 2>&1");
   MySqlConnection target(replica.url());
@@ -802,8 +921,8 @@ TEST_CASE("mysql-to-mysql with source.tables fails naming an ALTER TABLE it does
       [&] { return target.find_table("t") && !target.query("SELECT * FROM t").empty(); }));
   const std::string statement =
       when == "primary key" ? "ALTER TABLE t DROP PRIMARY KEY, ADD PRIMARY KEY (id, v)"
-      : when == "a captured table renamed" ? "RENAME TABLE t TO t2"
-                                           : "ALTER TABLE t ADD COLUMN w INT";
+      : when == "a table renamed into capture" ? "RENAME TABLE t TO _t, _u TO t"
+                                               : "ALTER TABLE t ADD COLUMN w INT";
   sql.execute(statement);
   const auto ended = run.wait();
   INFO(ended.output);
