@@ -583,11 +583,11 @@ std::shared_ptr<const BinlogSchemaChange> BinlogReader::follow(size_t t,
   change->renames = column_renames(statement);
   change->position = stream.event_end();
   change->resume_before = resume();  // at the start of the statement's group
-  if (change->after.schema.primary_key_names() != change->before.schema.primary_key_names()) {
+  if (!change->after.schema.has_primary_key()) {
     throw ConfigError("DDL on captured table '" + tables_[t].database + "." + tables_[t].table +
                       "' at " + stream.event_end().to_string() + ": " + statement +
-                      "; it changes the primary key, by which the job keys the table's "
-                      "changes: not followed");
+                      "; it leaves the table without a primary key, by which the job keys the "
+                      "table's changes: not followed");
   }
   spdlog::info("binlog: {} on captured table '{}.{}' at {}: its rows have the new columns",
                statement, tables_[t].database, tables_[t].table, stream.event_end().to_string());

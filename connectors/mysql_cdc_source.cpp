@@ -394,6 +394,7 @@ class MySqlCdcSource final : public Source {
     if (!position.file.empty()) detail->position = position.to_string();
     detail->before = std::move(before);
     detail->after = after.columns;
+    detail->key = after.schema.primary_key_names();
     detail->renames = std::move(renames);
     detail->collation = table_option(after.definition, "COLLATE");
     auto change = std::make_shared<SchemaChange>();
@@ -664,6 +665,19 @@ class MySqlCdcSource final : public Source {
     if (change.table == binlog_tables_.size()) {  // created: captured from here on
       binlog_tables_.push_back(c.after);
       orders_.emplace_back(c.after);
+    }
+    if (c.after.schema.primary_key_names() != c.before.schema.primary_key_names() &&
+        !c.before.definition.empty()) {
+      // The snapshot's rows of a table are those up to a key: a table it
+      // has not read whole cannot be keyed anew.
+      if (phase_ == Phase::kSnapshot && place_of(change.table) != std::string::npos &&
+          place_of(change.table) >= table_index_) {
+        throw ConfigError("DDL on captured table '" + name_of(c.before) + "': " + c.statement +
+                          "; it changes the primary key of a table the snapshot has not read "
+                          "whole yet, which it reads in the order of its key. Start the job "
+                          "afresh (restore=none): it reads a new snapshot");
+      }
+      orders_[change.table] = KeyOrder(c.after);
     }
     binlog_tables_[change.table] = c.after;
     out.change_schema(schema_change(change.table, c.after, c.statement, c.before.columns, c.renames,

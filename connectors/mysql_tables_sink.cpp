@@ -33,6 +33,8 @@ void check_shared_targets(const std::vector<TableSchema>& tables,
   }
 }
 
+bool same_name(const std::string& a, const std::string& b);
+
 // Where the sink notes the last schema change it made to each target.
 constexpr char kMadeTable[] = "`sluice_schema_changes`";
 
@@ -324,8 +326,30 @@ class MySqlTablesSink final : public Sink {
       key.push_back(column);
       name = Value(tables_[t].name);
     }
+    // Keyed anew after the checkpoint: the rows replayed before that
+    // change (none, if the source held it back to a checkpoint) are written
+    // by the target's key.
+    bool rekeyed = false;
+    if (target && !std::equal(key.begin(), key.end(), target->primary_key.begin(),
+                              target->primary_key.end(), same_name)) {
+      const bool kept_key =
+          !target->primary_key.empty() &&
+          std::all_of(target->primary_key.begin(), target->primary_key.end(),
+                      [&](const std::string& k) {
+                        return std::any_of(kept.begin(), kept.end(),
+                                           [&](const Column& c) { return same_name(c.name, k); });
+                      });
+      if (kept_key) {
+        spdlog::info(
+            "mysql sink: table '{}' is keyed anew after the checkpoint: the changes "
+            "replayed are written by its key",
+            options.table);
+        key = target->primary_key;
+        rekeyed = true;
+      }
+    }
     const Schema* written = &schema;
-    if (columns.size() < schema.size() || name) {
+    if (columns.size() < schema.size() || name || rekeyed) {
       fitted_[t] = std::make_unique<Fitted>(Schema(std::move(kept), std::move(key)),
                                             std::move(columns), std::move(name));
       written = &fitted_[t]->schema;
@@ -543,6 +567,7 @@ class MySqlTablesSink final : public Sink {
         start.before = found->columns;
         start.after = target.like.columns;
         start.collation = target.like.collation;
+        start.key = target.like.primary_key;
         for (const std::string& clause : target_alterations(*found, start, behavior_)) {
           const std::string sql = "ALTER TABLE " + quote_identifier(target.table) + " " + clause;
           spdlog::info("mysql sink: table '{}' as '{}' is now: {}", target.table, tables_[t].name,
@@ -609,14 +634,19 @@ class MySqlTablesSink final : public Sink {
   bool restored_ = false;  // the run resumed from a checkpoint
 };
 
-// The column named `name` in `columns` (names are case-insensitive), or npos.
+// Whether column names `a` and `b` name the same column (names are
+// case-insensitive).
+bool same_name(const std::string& a, const std::string& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) ==
+           std::tolower(static_cast<unsigned char>(y));
+  });
+}
+
+// The column named `name` in `columns`, or npos.
 size_t find_column(const std::vector<TableColumn>& columns, const std::string& name) {
-  const auto lower = [](std::string s) {
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-  };
   for (size_t i = 0; i < columns.size(); ++i) {
-    if (lower(columns[i].name) == lower(name)) return i;
+    if (same_name(columns[i].name, name)) return i;
   }
   return std::string::npos;
 }
@@ -634,12 +664,20 @@ std::vector<std::string> target_alterations(const TableInfo& target,
   constexpr size_t npos = std::string::npos;
   const bool lenient = behavior == SchemaChangeBehavior::kLenient;
   std::vector<std::string> out;
+  std::vector<std::string> nullable;  // lenient: after the key, which may have held them
   std::vector<TableColumn> now = target.columns;  // as the clauses so far leave it
+  std::vector<std::string> key = target.primary_key;
+  const auto rename_in_key = [&](const std::string& from, const std::string& to) {
+    for (std::string& k : key) {
+      if (same_name(k, from)) k = to;
+    }
+  };
   for (const auto& [from, to] : change.renames) {
     const size_t at = find_column(now, from);
     if (at == npos || find_column(now, to) != npos) continue;
     out.push_back("RENAME COLUMN " + quote_identifier(from) + " TO " + quote_identifier(to));
     now[at].name = to;
+    rename_in_key(from, to);
   }
   for (const TableColumn& column : change.before) {
     const bool renamed = std::any_of(change.renames.begin(), change.renames.end(),
@@ -649,10 +687,11 @@ std::vector<std::string> target_alterations(const TableInfo& target,
     if (at == npos) continue;
     if (!lenient) {
       out.push_back("DROP COLUMN " + quote_identifier(now[at].name));
+      std::erase_if(key, [&](const std::string& k) { return same_name(k, now[at].name); });
       now.erase(now.begin() + static_cast<std::ptrdiff_t>(at));
     } else if (!now[at].nullable) {
       now[at].nullable = true;  // rows written from now on leave it NULL
-      out.push_back("MODIFY COLUMN " + column_sql(now[at]));
+      nullable.push_back("MODIFY COLUMN " + column_sql(now[at]));
     }
   }
   std::string previous;
@@ -679,6 +718,28 @@ std::vector<std::string> target_alterations(const TableInfo& target,
     }
     previous = column.name;
   }
+  // The source's key, and after it the target's own key columns (a table
+  // column of merged shards).
+  if (!change.key.empty()) {
+    std::vector<std::string> wanted = change.key;
+    for (const std::string& k : target.primary_key) {
+      const auto named = [&](const std::string& name) { return same_name(name, k); };
+      const bool of_source = find_column(change.after, k) != npos ||
+                             find_column(change.before, k) != npos ||
+                             std::any_of(change.renames.begin(), change.renames.end(),
+                                         [&](const auto& r) { return named(r.first); });
+      if (!of_source && std::none_of(wanted.begin(), wanted.end(), named)) wanted.push_back(k);
+    }
+    if (!std::equal(key.begin(), key.end(), wanted.begin(), wanted.end(), same_name)) {
+      std::string columns;
+      for (const std::string& k : wanted) {
+        columns += (columns.empty() ? "" : ", ") + quote_identifier(k);
+      }
+      out.push_back(std::string(key.empty() ? "" : "DROP PRIMARY KEY, ") + "ADD PRIMARY KEY (" +
+                    columns + ")");
+    }
+  }
+  out.insert(out.end(), nullable.begin(), nullable.end());
   if (!change.collation.empty() && change.collation != target.collation) {
     out.push_back("COLLATE=" + change.collation);  // of the columns added later
   }

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "sluice/connectors/mysql_ddl.hpp"
+#include "sluice/connectors/mysql_tables_sink.hpp"
 
 using namespace sluice;
 using Effect = DdlChange::Effect;
@@ -210,4 +211,44 @@ TEST_CASE("a CREATE TABLE from the binlog as a temporary copy: columns, or LIKE 
   // Never the statement itself: nothing else is run.
   CHECK(created_copy("CREATE TABLE t2 SELECT 1 AS a", "shop", "`c`").empty());
   CHECK(created_copy("CREATE VIEW v AS SELECT 1", "shop", "`c`").empty());
+}
+
+TEST_CASE("target_alterations changes a target's primary key as its source's changed", "[ddl]") {
+  const auto column = [](const std::string& name, bool nullable) {
+    return TableColumn{.name = name, .column_type = "int(11)", .nullable = nullable};
+  };
+  // A target of merged shards: its table column last in its key.
+  TableInfo target;
+  target.columns = {column("id", false), column("v", false),
+                    TableColumn{.name = "src", .column_type = "varchar(129)", .nullable = false}};
+  target.primary_key = {"id", "v", "src"};
+  MySqlSchemaChange change;
+  change.before = {column("id", false), column("v", false)};
+  SECTION("a key of other columns keeps the table column last") {
+    change.after = {column("id", false), column("v", false), column("w", false)};
+    change.key = {"w", "ID"};
+    CHECK(target_alterations(target, change, SchemaChangeBehavior::kEvolve) ==
+          std::vector<std::string>{"ADD COLUMN `w` int(11) NOT NULL AFTER `v`",
+                                   "DROP PRIMARY KEY, ADD PRIMARY KEY (`w`, `ID`, `src`)"});
+  }
+  SECTION("a key column dropped: lenient keeps it, nullable once it is out of the key") {
+    change.after = {column("id", false)};
+    change.key = {"id"};
+    CHECK(target_alterations(target, change, SchemaChangeBehavior::kLenient) ==
+          std::vector<std::string>{"DROP PRIMARY KEY, ADD PRIMARY KEY (`id`, `src`)",
+                                   "MODIFY COLUMN `v` int(11) NULL"});
+    // The server takes a dropped column out of the key.
+    CHECK(target_alterations(target, change, SchemaChangeBehavior::kEvolve) ==
+          std::vector<std::string>{"DROP COLUMN `v`"});
+  }
+  SECTION("a renamed key column keeps its place in the key; a replayed change is left out") {
+    change.after = {column("id", false), column("v2", false)};
+    change.renames = {{"v", "v2"}};
+    change.key = {"id", "v2"};
+    CHECK(target_alterations(target, change, SchemaChangeBehavior::kEvolve) ==
+          std::vector<std::string>{"RENAME COLUMN `v` TO `v2`"});
+    target.columns[1].name = "v2";
+    target.primary_key = {"id", "v2", "src"};
+    CHECK(target_alterations(target, change, SchemaChangeBehavior::kEvolve).empty());
+  }
 }
