@@ -76,36 +76,6 @@ std::string describe_keys(const std::vector<TableIndex>& keys) {
   return out;
 }
 
-// Whether a column of `column_type` (as the server spells it) holds
-// values of `type`. A number or a date goes into a text column as its
-// text; but text is no number to a numeric column, a time of day no date,
-// a fraction no integer, and only bytes are a geometry.
-bool holds(const std::string& column_type, const DataType& type) {
-  const std::string kind = column_type.substr(0, column_type.find_first_of("( "));
-  const auto is = [&](std::initializer_list<std::string_view> kinds) {
-    return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
-  };
-  const auto one_of = [&](std::initializer_list<TypeId> ids) {
-    return std::find(ids.begin(), ids.end(), type.id) != ids.end();
-  };
-  if (is({"tinyint", "smallint", "mediumint", "int", "integer", "bigint", "year"})) {
-    return one_of({TypeId::kBigint, TypeId::kBoolean}) ||
-           (type.id == TypeId::kDecimal && type.scale == 0);
-  }
-  if (is({"decimal", "numeric", "float", "double", "real"})) {
-    return one_of({TypeId::kBigint, TypeId::kBoolean, TypeId::kDecimal, TypeId::kDouble});
-  }
-  if (is({"bit"})) return one_of({TypeId::kBigint, TypeId::kBoolean, TypeId::kBytes});
-  if (is({"date"})) return type.id == TypeId::kDate;
-  if (is({"datetime", "timestamp"})) return one_of({TypeId::kDate, TypeId::kTimestamp});
-  if (is({"time"})) return type.id == TypeId::kTime;
-  if (is({"geometry", "point", "linestring", "polygon", "multipoint", "multilinestring",
-          "multipolygon", "geometrycollection"})) {
-    return type.id == TypeId::kBytes;
-  }
-  return true;  // text, binary, ENUM, SET, JSON, UUID, INET6
-}
-
 // Whether `e` is a row lock the transaction could not get.
 bool is_lock_conflict(const MySqlError& e) {
   return e.code() == ER_LOCK_WAIT_TIMEOUT || e.code() == ER_LOCK_DEADLOCK;
@@ -516,6 +486,32 @@ class MySqlSink final : public Sink {
 };
 
 }  // namespace
+
+bool holds(const std::string& column_type, const DataType& type) {
+  const std::string kind = column_type.substr(0, column_type.find_first_of("( "));
+  const auto is = [&](std::initializer_list<std::string_view> kinds) {
+    return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
+  };
+  const auto one_of = [&](std::initializer_list<TypeId> ids) {
+    return std::find(ids.begin(), ids.end(), type.id) != ids.end();
+  };
+  if (is({"tinyint", "smallint", "mediumint", "int", "integer", "bigint", "year"})) {
+    return one_of({TypeId::kBigint, TypeId::kBoolean}) ||
+           (type.id == TypeId::kDecimal && type.scale == 0);
+  }
+  if (is({"decimal", "numeric", "float", "double", "real"})) {
+    return one_of({TypeId::kBigint, TypeId::kBoolean, TypeId::kDecimal, TypeId::kDouble});
+  }
+  if (is({"bit"})) return one_of({TypeId::kBigint, TypeId::kBoolean, TypeId::kBytes});
+  if (is({"date"})) return type.id == TypeId::kDate;
+  if (is({"datetime", "timestamp"})) return one_of({TypeId::kDate, TypeId::kTimestamp});
+  if (is({"time"})) return type.id == TypeId::kTime;
+  if (is({"geometry", "point", "linestring", "polygon", "multipoint", "multilinestring",
+          "multipolygon", "geometrycollection"})) {
+    return type.id == TypeId::kBytes;
+  }
+  return true;  // text, binary, ENUM, SET, JSON, UUID, INET6
+}
 
 std::vector<OptionSpec> mysql_sink_option_specs() {
   std::vector<OptionSpec> specs{

@@ -58,6 +58,12 @@ struct MySqlSinkOptions {
 
 std::vector<OptionSpec> mysql_sink_option_specs();
 
+/// Whether a column of `column_type` (as the server spells it) holds
+/// values of `type`. A number or a date goes into a text column as its
+/// text; but text is no number to a numeric column, a time of day no date,
+/// a fraction no integer, and only bytes are a geometry.
+bool holds(const std::string& column_type, const DataType& type);
+
 /// The MySQL sink for input rows of `input` (their column names are the
 /// table's). Upsert mode keeps the last change per key (UpsertBuffer: +I/+U
 /// upsert, -D delete, -U a delete unless the +U of the same key follows)

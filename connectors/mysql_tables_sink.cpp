@@ -306,18 +306,27 @@ class MySqlTablesSink final : public Sink {
     std::vector<size_t> columns;
     std::vector<Column> kept;
     std::optional<TableInfo> target;
-    if (restored_) target = MySqlConnection(options_.url).find_table(options.table);
+    // Where the target may not have changed as its source did, its rows
+    // are written into the columns it has that fit.
+    const bool fit =
+        behavior_ == SchemaChangeBehavior::kTryEvolve || behavior_ == SchemaChangeBehavior::kIgnore;
+    if (restored_ || fit) target = MySqlConnection(options_.url).find_table(options.table);
     for (size_t c = 0; c < schema.size(); ++c) {
-      if (target && target->column(schema.column(c).name) == nullptr) continue;
+      if (target) {
+        const TableColumn* there = target->column(schema.column(c).name);
+        if (there == nullptr || (fit && !holds(there->column_type, schema.column(c).type))) {
+          continue;
+        }
+      }
       columns.push_back(c);
       kept.push_back(schema.column(c));
     }
     if (columns.size() < schema.size()) {
       spdlog::info(
-          "mysql sink: table '{}' has not all the columns of the changes replayed "
-          "(an ALTER TABLE after the checkpoint dropped or renamed them): writing "
+          "mysql sink: table '{}' has not all the columns of '{}' (an ALTER TABLE dropped or "
+          "renamed them after the checkpoint, or schema.change.behavior left them out): writing "
           "those it has",
-          options.table);
+          options.table, tables_[t].name);
     }
     std::vector<std::string> key = schema.primary_key_names();
     std::optional<Value> name;
@@ -429,8 +438,7 @@ class MySqlTablesSink final : public Sink {
       target = connection.find_table(name);
     }
     for (const std::string& sql : target_statements(connection, t, target, change)) {
-      spdlog::info("mysql sink: {}", sql);
-      connection.execute(sql);
+      run_refusable(connection, sql);
     }
     if (at) {
       connection.execute(std::string("REPLACE INTO ") + kMadeTable + " VALUES (" +
@@ -499,13 +507,29 @@ class MySqlTablesSink final : public Sink {
                                   : "DELETE FROM " + old_name + of_table);
   }
 
+  // Runs `sql`, a change of a target; under kTryEvolve, one the server
+  // refuses is left out.
+  void run_refusable(MySqlConnection& connection, const std::string& sql) const {
+    spdlog::info("mysql sink: {}", sql);
+    try {
+      connection.execute(sql);
+    } catch (const MySqlError& e) {
+      if (behavior_ != SchemaChangeBehavior::kTryEvolve || e.retriable()) throw;
+      spdlog::warn("mysql sink: refused, left out (schema.change.behavior=try_evolve): {}: {}", sql,
+                   e.what());
+      context_->counter("schema-changes-refused").add(1);
+    }
+  }
+
   // What makes `change` to table t's target, which is `target` now (none:
   // missing).
   std::vector<std::string> target_statements(MySqlConnection& connection, size_t t,
                                              const std::optional<TableInfo>& target,
                                              const MySqlSchemaChange& change) const {
     const std::string name = quote_identifier(targets_[t].table);
-    const bool evolve = behavior_ == SchemaChangeBehavior::kEvolve;
+    const bool evolve =
+        behavior_ == SchemaChangeBehavior::kEvolve || behavior_ == SchemaChangeBehavior::kTryEvolve;
+    const bool ignore = behavior_ == SchemaChangeBehavior::kIgnore;
     const std::string& column = targets_[t].table_column;
     const auto altering = [&](const MySqlSchemaChange& columns) {
       std::vector<std::string> out;
@@ -524,6 +548,7 @@ class MySqlTablesSink final : public Sink {
           }
           return {create_table_sql(name, targets_[t].like)};
         }
+        if (ignore) return {};
         return altering(change);  // from the columns the target has
       case MySqlSchemaChange::Kind::kDropped:
         // A target other tables share stays, as under lenient; a renamed
@@ -538,7 +563,7 @@ class MySqlTablesSink final : public Sink {
         }
         return {"TRUNCATE TABLE " + name};
       case MySqlSchemaChange::Kind::kFit: {
-        if (behavior_ == SchemaChangeBehavior::kException) return {};  // the sink checks it fits
+        if (behavior_ == SchemaChangeBehavior::kException || ignore) return {};  // as it is
         MySqlSchemaChange fit = change;
         fit.before.clear();
         for (const TableColumn& c : target->columns) {  // whatever they are, its own name aside
@@ -549,6 +574,7 @@ class MySqlTablesSink final : public Sink {
       case MySqlSchemaChange::Kind::kColumns:
         break;
     }
+    if (ignore) return {};
     return altering(change);
   }
 
@@ -562,17 +588,19 @@ class MySqlTablesSink final : public Sink {
     for (size_t t = 0; t < tables_.size(); ++t) {
       const MySqlTableTarget& target = targets_[t];
       if (const std::optional<TableInfo> found = connection.find_table(target.table)) {
-        if (restored_ || behavior_ == SchemaChangeBehavior::kException) continue;
+        if (restored_ || behavior_ == SchemaChangeBehavior::kException ||
+            behavior_ == SchemaChangeBehavior::kIgnore) {
+          continue;
+        }
         MySqlSchemaChange start;
         start.before = found->columns;
         start.after = target.like.columns;
         start.collation = target.like.collation;
         start.key = target.like.primary_key;
         for (const std::string& clause : target_alterations(*found, start, behavior_)) {
-          const std::string sql = "ALTER TABLE " + quote_identifier(target.table) + " " + clause;
-          spdlog::info("mysql sink: table '{}' as '{}' is now: {}", target.table, tables_[t].name,
-                       sql);
-          connection.execute(sql);
+          spdlog::info("mysql sink: table '{}' is brought to the columns of '{}'", target.table,
+                       tables_[t].name);
+          run_refusable(connection, "ALTER TABLE " + quote_identifier(target.table) + " " + clause);
         }
         continue;
       }
@@ -744,6 +772,19 @@ std::vector<std::string> target_alterations(const TableInfo& target,
     out.push_back("COLLATE=" + change.collation);  // of the columns added later
   }
   return out;
+}
+
+SchemaChangeBehavior schema_change_behavior(const std::string& name) {
+  using enum SchemaChangeBehavior;
+  static const std::vector<std::pair<std::string, SchemaChangeBehavior>> kNames = {
+      {"lenient", kLenient}, {"evolve", kEvolve},       {"try_evolve", kTryEvolve},
+      {"ignore", kIgnore},   {"exception", kException},
+  };
+  for (const auto& [text, behavior] : kNames) {
+    if (text == name) return behavior;
+  }
+  throw ConfigError("schema.change.behavior: no behavior '" + name +
+                    "' (lenient, evolve, try_evolve, ignore, exception)");
 }
 
 SinkDef mysql_tables_sink(const MySqlSinkOptions& options, const std::vector<TableSchema>& tables,

@@ -13,10 +13,20 @@ namespace sluice {
 /// What the sink of several tables makes of a table's schema change, as
 /// Flink CDC's `schema.change.behavior` says.
 enum class SchemaChangeBehavior {
-  kLenient,    ///< a dropped column stays, nullable; columns keep their order; others as they are
-  kEvolve,     ///< every change as it is
+  kLenient,  ///< a dropped column stays, nullable; columns keep their order; others as they are
+  kEvolve,   ///< every change as it is
+  /// Every change as it is, as far as the target takes it: a change it
+  /// refuses is left out, and the rows go on into the columns that fit.
+  kTryEvolve,
+  /// No change of a target's shape (a table made in the source gets its
+  /// target still): the rows go into the columns it has that fit.
+  kIgnore,
   kException,  ///< none: the job fails, naming the statement
 };
+
+/// The behavior named `name` ("lenient", "evolve", "try_evolve", "ignore",
+/// "exception"); throws ConfigError for another name.
+SchemaChangeBehavior schema_change_behavior(const std::string& name);
 
 /// The ALTER TABLE clauses that make the change `change` made to a source
 /// table to its target, whose columns are `target`'s now, as `behavior`

@@ -56,14 +56,11 @@ void build_tables(const Config& config, JobGraph& graph, const MySqlCdcOptions& 
     targets.push_back(route_target(routes, {table.database, table.table}, std::move(like)));
   }
   Stream changes = graph.source("mysql-cdc", mysql_cdc_source(source, tables));
-  const std::string behavior = config.get_string("schema.change.behavior");
-  changes.sink("mysql",
-               mysql_tables_sink(sink, changes.type().tables, std::move(targets),
-                                 config.get_bool("sink.create-tables"),
-                                 behavior == "evolve"      ? SchemaChangeBehavior::kEvolve
-                                 : behavior == "exception" ? SchemaChangeBehavior::kException
-                                                           : SchemaChangeBehavior::kLenient,
-                                 routes));
+  changes.sink(
+      "mysql",
+      mysql_tables_sink(
+          sink, changes.type().tables, std::move(targets), config.get_bool("sink.create-tables"),
+          schema_change_behavior(config.get_string("schema.change.behavior")), routes));
 }
 
 void build(const Config& config, JobGraph& graph) {
@@ -163,8 +160,11 @@ JobDefinition mysql_to_mysql_job() {
                              "does to its target: lenient (a dropped column stays, nullable, and "
                              "columns keep their order; added, renamed and changed columns as in "
                              "the source; a dropped or truncated table keeps its rows), evolve "
-                             "(every change as it is) or exception (the job fails)",
-                      .choices = {"lenient", "evolve", "exception"}}}});
+                             "(every change as it is), try_evolve (as evolve, leaving out a "
+                             "change the target refuses; rows go into the columns that fit), "
+                             "ignore (no target changes its shape; rows go into the columns "
+                             "that fit) or exception (the job fails)",
+                      .choices = {"lenient", "evolve", "try_evolve", "ignore", "exception"}}}});
   return {.name = "mysql-to-mysql",
           .summary = "a MySQL table's changes, snapshot then binlog, replicated into another table",
           .options = options,
