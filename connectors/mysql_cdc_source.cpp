@@ -419,6 +419,7 @@ class MySqlCdcSource final : public Source {
         restored_columns_.push_back(
             schema_change(t, restored, "the columns as of the checkpoint", {}));
       }
+      orders_[t] = KeyOrder(restored);  // its key there may not be its key now
       binlog_tables_[t] = std::move(restored);
     }
   }
@@ -462,6 +463,7 @@ class MySqlCdcSource final : public Source {
         restored_columns_.push_back(
             schema_change(t, table, "the columns as of the checkpoint", {}));
       }
+      if (!table.definition.empty()) orders_[t] = KeyOrder(table);
       binlog_tables_[t] = std::move(table);
     }
     snapshot_order_.clear();
@@ -595,6 +597,7 @@ class MySqlCdcSource final : public Source {
       }
       CapturedTable now = history.table(tables_[t].database, tables_[t].table, definitions[t]);
       binlog_tables_[t] = now;
+      orders_[t] = KeyOrder(now);
       out.change_schema(schema_change(t, now, "the columns the snapshot reads", before, {}, {}, {},
                                       MySqlSchemaChange::Kind::kFit));
     }
@@ -668,16 +671,24 @@ class MySqlCdcSource final : public Source {
     }
     if (c.after.schema.primary_key_names() != c.before.schema.primary_key_names() &&
         !c.before.definition.empty()) {
-      // The snapshot's rows of a table are those up to a key: a table it
-      // has not read whole cannot be keyed anew.
-      if (phase_ == Phase::kSnapshot && place_of(change.table) != std::string::npos &&
-          place_of(change.table) >= table_index_) {
-        throw ConfigError("DDL on captured table '" + name_of(c.before) + "': " + c.statement +
-                          "; it changes the primary key of a table the snapshot has not read "
-                          "whole yet, which it reads in the order of its key. Start the job "
-                          "afresh (restore=none): it reads a new snapshot");
-      }
       orders_[change.table] = KeyOrder(c.after);
+      // Bringing the rows read before up to a new snapshot, the table
+      // being read is keyed anew: its rows emitted so far (those up to a
+      // key of the old order) are no range of the new one. From here on
+      // every change of it goes out, as of a table read whole, and the
+      // new snapshot reads it again from its start; a checkpoint keeps
+      // that as the table twice in the snapshot's order.
+      if (phase_ == Phase::kSnapshot && table_index_ < snapshot_order_.size() &&
+          reading() == change.table && !last_key_.empty()) {
+        snapshot_order_.insert(snapshot_order_.begin() + static_cast<ptrdiff_t>(table_index_) + 1,
+                               change.table);
+        ++table_index_;
+        last_key_.clear();
+        spdlog::info(
+            "mysql-cdc {}: {} keys table '{}' anew, under the snapshot: it is read again "
+            "from its start",
+            names_, c.statement, name_of(c.after));
+      }
     }
     binlog_tables_[change.table] = c.after;
     out.change_schema(schema_change(change.table, c.after, c.statement, c.before.columns, c.renames,

@@ -1030,10 +1030,14 @@ TEST_CASE(
   sql.execute("ALTER TABLE a DROP COLUMN w, RENAME COLUMN v TO vv");
   sql.execute("INSERT INTO a VALUES (9, 0, 'новый')");
   sql.execute("UPDATE a SET id = id + 1000 WHERE id BETWEEN 50 AND 55");
-  // And b's, the table it was reading, on both sides of where it was.
+  // And b's, the table it was reading, on both sides of where it was; its
+  // key too, which orders its rows otherwise.
   sql.execute("ALTER TABLE b ADD COLUMN y VARCHAR(10) DEFAULT 'y' FIRST");
   sql.execute("UPDATE b SET y = 'z', v = v + 1 WHERE id % 50 = 0");
   sql.execute("DELETE FROM b WHERE id % 70 = 0");
+  sql.execute("ALTER TABLE b DROP PRIMARY KEY, ADD PRIMARY KEY (v, id)");
+  sql.execute("UPDATE b SET v = 2000 - v WHERE id % 30 = 0");
+  sql.execute("DELETE FROM b WHERE id % 90 = 1");
   MySqlConnection target(replica.url());
   testing::BackgroundCommand run(command + " 2>&1");
   const bool synced = testing::wait_until([&] {
