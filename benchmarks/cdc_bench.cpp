@@ -18,6 +18,8 @@
 #include "sluice/connectors/mysql_cdc_source.hpp"
 #include "sluice/connectors/mysql_connection.hpp"
 #include "sluice/connectors/mysql_sink.hpp"
+#include "sluice/connectors/mysql_table_routes.hpp"
+#include "sluice/connectors/mysql_tables_sink.hpp"
 #include "sluice/engine/runtime/executor.hpp"
 
 namespace sluice {
@@ -267,7 +269,134 @@ BenchSample commit_to_visible(uint64_t rows, int rate) {
            {"p99 commit to visible, ms", percentile(visible_after, 0.99) / 1e3}}};
 }
 
+// A sysbench-like table (sbtest): the databases the database benchmark
+// replicates from and into.
+constexpr char kSbtest[] =
+    "(id INT PRIMARY KEY, k INT NOT NULL, c CHAR(120) NOT NULL, pad CHAR(60) NOT NULL)";
+constexpr char kShop[] = "sluice_bench_tables_source";
+constexpr char kCopy[] = "sluice_bench_tables_target";
+// Rows per statement: a transaction of 1000 rows writes 10 tables of 100.
+constexpr uint64_t kRowsPerStatement = 100;
+
+MySqlUrl database_url(const std::string& database) {
+  MySqlUrl url = bench_url();
+  url.database = database;
+  return url;
+}
+
+// `tables` sbtest tables in kShop, and an empty kCopy; `rows` inserted
+// into them and then each updated once, in transactions of 1000 rows
+// (statements of kRowsPerStatement rows, each into the next table), after
+// `start`, the binlog's position before them.
+void write_sbtest(MySqlConnection& sql, int tables, uint64_t rows, BinlogPosition& start) {
+  for (const char* database : {kShop, kCopy}) {
+    sql.execute(std::string("DROP DATABASE IF EXISTS ") + database);
+    sql.execute(std::string("CREATE DATABASE ") + database);
+  }
+  const auto table_of = [&](uint64_t first) {
+    return std::string(kShop) + ".sbtest" +
+           std::to_string((first / kRowsPerStatement) % tables + 1);
+  };
+  for (int t = 1; t <= tables; ++t) {
+    sql.execute(std::string("CREATE TABLE ") + kShop + ".sbtest" + std::to_string(t) + " " +
+                kSbtest);
+  }
+  start = current_binlog_position(sql);
+  for (const bool update : {false, true}) {
+    for (uint64_t at = 0; at < rows; at += 1000) {
+      sql.execute("START TRANSACTION");
+      for (uint64_t first = at; first < std::min(at + 1000, rows); first += kRowsPerStatement) {
+        const std::string range = std::to_string(first + 1) + "_to_" +
+                                  std::to_string(std::min(first + kRowsPerStatement, rows));
+        sql.execute(update ? "UPDATE " + table_of(first) +
+                                 " SET k = k + 1, c = REPEAT('u', 120) "
+                                 "WHERE id BETWEEN " +
+                                 std::to_string(first + 1) + " AND " +
+                                 std::to_string(first + kRowsPerStatement)
+                           : "INSERT INTO " + table_of(first) +
+                                 " SELECT seq, seq % 1000, REPEAT('c', 120), REPEAT('p', 60) "
+                                 "FROM seq_" +
+                                 range);
+      }
+      sql.execute("COMMIT");
+    }
+  }
+}
+
+// The sum of k over the `tables` tables of `database`; -1 while one is
+// missing.
+int64_t sum_of_k(MySqlConnection& sql, const char* database, int tables) {
+  std::string query = "SELECT SUM(s) FROM (";
+  for (int t = 1; t <= tables; ++t) {
+    query += std::string(t > 1 ? " UNION ALL " : "") + "SELECT SUM(k) AS s FROM " + database +
+             ".sbtest" + std::to_string(t);
+  }
+  try {
+    return std::stoll(sql.query(query + ") sums").at(0).at(0).value_or("0"));
+  } catch (const MySqlError&) {
+    return -1;  // not created yet
+  }
+}
+
+// The binlog's inserts and updates of `rows` rows over `tables` tables,
+// applied by mysql-to-mysql of several tables (source.tables), its targets
+// created by the sink: how long until the copy holds them all, and the
+// peak memory meanwhile.
+BenchSample tables_into_mysql(int tables, uint64_t rows) {
+  MySqlConnection sql(bench_url());
+  BinlogPosition start;
+  write_sbtest(sql, tables, rows, start);
+  const int64_t want = sum_of_k(sql, kShop, tables);
+  MySqlCdcOptions source;
+  source.url = database_url(kShop);
+  source.patterns = {std::string(kShop) + ".sbtest[0-9]+"};
+  source.startup = MySqlCdcOptions::Startup::kPosition;
+  source.position = start;
+  std::vector<CapturedTable> captured = capture_tables(source);
+  std::vector<MySqlTableTarget> targets;
+  for (const CapturedTable& table : captured) {
+    targets.push_back(route_target(
+        {}, {table.database, table.table},
+        TableInfo{.columns = table.columns, .primary_key = table.schema.primary_key_names()}));
+  }
+  MySqlSinkOptions sink;
+  sink.url = database_url(kCopy);
+  sink.max_rows = 5000;
+  JobGraph graph("database-bench");
+  Stream changes = graph.source("mysql-cdc", mysql_cdc_source(source, std::move(captured)));
+  changes.sink("out", mysql_tables_sink(sink, changes.type().tables, std::move(targets), true));
+  reset_peak_rss();
+  const Rss before = read_rss();
+  const double seconds = run_until(
+      graph, [&] { return sum_of_k(sql, kCopy, tables) == want; }, std::chrono::milliseconds(20),
+      600, "mysql-to-mysql of " + std::to_string(tables) + " tables");
+  const Rss after = read_rss();
+  return {rows * 3,  // an insert, and an update's two images
+          seconds,
+          {{"peak RSS, MB", static_cast<double>(after.peak) / 1e6},
+           {"RSS before, MB", static_cast<double>(before.now) / 1e6}}};
+}
+
 }  // namespace
+
+Benchmark database_benchmark() {
+  return {
+      .name = "database",
+      .description =
+          "mysql-to-mysql of several tables: inserts and updates of the same rows spread over "
+          "100 sysbench-like tables, against one table, from the binlog into MySQL; the peak "
+          "memory of each",
+      .scenarios =
+          [](const BenchSettings& settings) {
+            const uint64_t rows = settings.quick ? 20'000 : 200'000;
+            return std::vector<BenchScenario>{
+                {"baseline: one table", true, [=] { return tables_into_mysql(1, rows); }},
+                {"100 tables", false, [=] { return tables_into_mysql(100, rows); }},
+            };
+          },
+      .unavailable = no_server,
+  };
+}
 
 Benchmark cdc_benchmark() {
   return {

@@ -9,4 +9,9 @@ namespace sluice {
 /// commit on the source to the row visible in the target.
 Benchmark cdc_benchmark();
 
+/// `database`: mysql-to-mysql of several tables (source.tables) applying
+/// the same rows spread over 100 tables of a sysbench-like schema against
+/// one table, and the memory each run peaks at.
+Benchmark database_benchmark();
+
 }  // namespace sluice
