@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 
+#include "sluice/connectors/mysql_sink_connection.hpp"
 #include "sluice/engine/common/error.hpp"
 #include "sluice/engine/common/fault_point.hpp"
 
@@ -127,6 +128,115 @@ class TableContext final : public SinkContext {
   std::vector<std::function<void()>> cancels_;
 };
 
+// One connection that the tables' sinks write through, at-least-once: each
+// table's flush is a transaction, one after another on the sink's thread.
+// Opening a connection (TLS and all) costs more than most flushes, and a
+// job of a hundred tables would hold a hundred. A failure that loses the
+// connection makes the next connect() open a new one.
+//
+// The flushes of all tables at a FlushSignal or a barrier go in one
+// transaction (in_group()): a hundred tables' flush commits once. A
+// table's sink retries its own statements after a lost connection or a
+// deadlock, which would lose the other tables' part of the transaction:
+// in a group such a failure fails the sink instead, and the job resumes
+// from its checkpoint, replaying what the transaction held.
+class SharedConnection {
+ public:
+  SharedConnection(MySqlUrl url, std::chrono::seconds timeout, MySqlCanceller& canceller)
+      : url_(std::move(url)), session_{.timeout = timeout, .canceller = &canceller} {}
+
+  /// Runs `flushes` (of several tables' sinks) in one transaction.
+  template <typename F>
+  void in_group(F&& flushes) {
+    grouped_ = true;
+    begun_ = false;
+    try {
+      flushes();
+    } catch (...) {
+      grouped_ = false;
+      lost_ = true;  // whatever the transaction held is rolled back with the connection
+      throw;
+    }
+    grouped_ = false;
+    if (begun_) connection_->execute("COMMIT");
+  }
+
+  std::unique_ptr<SinkConnection> connect() {
+    if (!connection_ || lost_) {
+      connection_.reset();
+      connection_ = std::make_unique<MySqlSinkConnection>(url_, session_);
+      lost_ = false;
+    }
+    return std::make_unique<Handle>(*this);
+  }
+
+ private:
+  // What a table's sink holds: the shared connection, which it does not own.
+  class Handle final : public SinkConnection {
+   public:
+    explicit Handle(SharedConnection& shared) : shared_(shared), to_(*shared.connection_) {}
+
+    void execute(std::string_view sql) override {
+      if (shared_.grouped_ && sql == "COMMIT") return;  // the group's, at its end
+      if (shared_.grouped_ && sql == "START TRANSACTION") {
+        if (std::exchange(shared_.begun_, true)) return;
+      }
+      call([&] { to_.execute(sql); });
+    }
+    uint64_t execute_bulk(const BulkSql& statement, const Batch& batch,
+                          std::span<const uint32_t> rows) override {
+      return call([&] { return to_.execute_bulk(statement, batch, rows); });
+    }
+    std::optional<TableInfo> find_table(const std::string& table) override {
+      return call([&] { return to_.find_table(table); });
+    }
+    uint64_t max_allowed_packet() override {
+      return call([&] { return to_.max_allowed_packet(); });
+    }
+    KeyImage text_image(const TableColumn& column, uint32_t prefix) override {
+      return call([&] { return to_.text_image(column, prefix); });
+    }
+    void xa(std::string_view, const Xid&) override { unshared(); }
+    std::vector<Xid> xa_recover() override { unshared(); }
+    void create_marker_table() override { unshared(); }
+    void insert_marker(const Xid&) override { unshared(); }
+    bool has_marker(const Xid&) override { unshared(); }
+    void delete_marker(const Xid&) override { unshared(); }
+    SessionId session() const override { return to_.session(); }
+    void wait_until_gone(const SessionId& session) override {
+      call([&] { to_.wait_until_gone(session); });
+    }
+
+   private:
+    template <typename F>
+    auto call(F&& f) -> decltype(f()) {
+      try {
+        return f();
+      } catch (const MySqlError& e) {
+        if (e.retriable()) shared_.lost_ = true;
+        if (shared_.grouped_ && e.retriable()) {
+          throw Error(std::string(e.what()) +
+                      " (in the transaction of several tables' flush: not retried alone)");
+        }
+        throw;
+      }
+    }
+    [[noreturn]] static void unshared() {
+      throw std::logic_error("a shared connection carries no XA transaction");
+    }
+
+    SharedConnection& shared_;
+    SinkConnection& to_;
+  };
+
+  MySqlUrl url_;
+  MySqlSession session_;
+  std::unique_ptr<SinkConnection> connection_;
+  bool lost_ = false;
+  bool grouped_ = false;  // in in_group()
+  bool begun_ = false;    // the group's transaction began
+};
+
 class MySqlTablesSink final : public Sink {
  public:
   MySqlTablesSink(MySqlSinkOptions options, std::vector<TableSchema> tables,
@@ -145,6 +255,10 @@ class MySqlTablesSink final : public Sink {
   void open(SinkContext& context) override {
     context_ = &context;
     restored_ = context.restored_checkpoint().has_value();
+    if (options_.delivery == MySqlSinkOptions::Delivery::kAtLeastOnce && !options_.connect) {
+      shared_.emplace(options_.url, options_.socket_timeout, canceller_);
+      context.register_cancel_action([this] { canceller_.cancel(); });
+    }
     prepare_targets();
     sinks_.resize(tables_.size());
     fitted_.resize(tables_.size());
@@ -156,7 +270,9 @@ class MySqlTablesSink final : public Sink {
       for (size_t t = 0; t < tables_.size(); ++t) open_table(t, tables_[t].schema);
     }
     context.register_flush_action([this] {
-      for (const auto& table : contexts_) table->flush();
+      in_group([this] {
+        for (const auto& table : contexts_) table->flush();
+      });
     });
   }
 
@@ -224,9 +340,11 @@ class MySqlTablesSink final : public Sink {
   }
 
   void snapshot_state(int64_t id) override {
-    for (const auto& sink : sinks_) {
-      if (sink) sink->snapshot_state(id);
-    }
+    in_group([&] {
+      for (const auto& sink : sinks_) {
+        if (sink) sink->snapshot_state(id);
+      }
+    });
   }
   void notify_checkpoint_complete(int64_t id) override {
     for (const auto& sink : sinks_) {
@@ -252,6 +370,16 @@ class MySqlTablesSink final : public Sink {
   }
 
  private:
+  // Runs `flushes` in one transaction where the tables share a connection.
+  template <typename F>
+  void in_group(F&& flushes) {
+    if (shared_) {
+      shared_->in_group(std::forward<F>(flushes));
+    } else {
+      flushes();
+    }
+  }
+
   // Opens table t's sink, for rows of `schema`; or, in a restored run whose
   // target this sink has dropped or renamed (a replay of the changes before
   // that), takes the table for gone until its next schema change: the
@@ -362,6 +490,9 @@ class MySqlTablesSink final : public Sink {
       fitted_[t] = std::make_unique<Fitted>(Schema(std::move(kept), std::move(key)),
                                             std::move(columns), std::move(name));
       written = &fitted_[t]->schema;
+    }
+    if (shared_) {
+      options.connect = [this](const MySqlSession&) { return shared_->connect(); };
     }
     std::unique_ptr<Sink> sink = mysql_sink(options, *written).create(contexts_[t]->subtask());
     try {
@@ -626,6 +757,9 @@ class MySqlTablesSink final : public Sink {
   const SchemaChangeBehavior behavior_;
   const std::vector<TableRoute> routes_;
   SinkContext* context_ = nullptr;
+  MySqlCanceller canceller_;  // of shared_
+  // At-least-once, the connection every table's sink writes through.
+  std::optional<SharedConnection> shared_;
   // Per table: its sink, and the context it sees. Contexts go after the
   // sinks that hold them.
   std::vector<std::unique_ptr<TableContext>> contexts_;
