@@ -129,12 +129,21 @@ class MySqlSink final : public Sink {
                                   .records_send = &context.counter("numRecordsSend"),
                                   .bytes_send = &context.counter("numBytesSend"),
                                   .records_send_errors = &context.counter("numRecordsSendErrors"),
-                                  .displaced = &context.counter("displaced")});
+                                  .displaced = &context.counter("displaced"),
+                                  .dead_letters = &context.counter("dead-letters")});
+    if (!options_.dead_letter_table.empty()) {
+      writer_->set_dead_letters({.table = options_.dead_letter_table,
+                                 .job = context.subtask().job_name,
+                                 .source = options_.dead_letter_source});
+    }
     writer_->set_position_names(
         [&context](int64_t position) { return context.describe_position(position); });
     // Fail before any record if the table does not fit.
     with_retries(retry_, "connecting to", target_, [&](int) {
       connection_ = connect_();
+      if (!options_.dead_letter_table.empty()) {
+        connection_->execute(dead_letter_table_sql(options_.dead_letter_table));
+      }
       const std::optional<TableInfo> table = connection_->find_table(options_.table);
       if (!table) {
         throw ConfigError("table '" + options_.table + "' does not exist in database '" +
@@ -548,6 +557,18 @@ std::vector<OptionSpec> mysql_sink_option_specs() {
        .type = OptionType::kDuration,
        .default_value = "60s",
        .doc = "the longest a call may wait on the server; then it counts as a lost connection"},
+      {.key = "sink.on-error",
+       .type = OptionType::kEnum,
+       .default_value = "fail",
+       .doc = "a change whose values the server refuses (too long, out of range, a failed CHECK): "
+              "fail (the job fails, naming it) or dead-letter (it goes into "
+              "sink.dead-letter.table, and the job goes on)",
+       .choices = {"fail", "dead-letter"}},
+      {.key = "sink.dead-letter.table",
+       .default_value = "sluice_dead_letters",
+       .doc = "with sink.on-error=dead-letter: the table of sink.url's database, created when "
+              "missing, that takes the refused changes (job, source table, target, key, kind, "
+              "values, the server's error, the input position)"},
       {.key = "sink.parallelism",
        .type = OptionType::kInteger,
        .doc = "subtasks of the sink; its input is hash-partitioned by the key",
@@ -572,6 +593,9 @@ MySqlSinkOptions MySqlSinkOptions::from(const Config& config) {
       std::chrono::duration_cast<std::chrono::seconds>(config.get_duration("sink.socket-timeout")));
   options.delivery = config.get_string("sink.delivery") == "exactly-once" ? Delivery::kExactlyOnce
                                                                           : Delivery::kAtLeastOnce;
+  if (config.get_string("sink.on-error") == "dead-letter") {
+    options.dead_letter_table = config.get_string("sink.dead-letter.table");
+  }
   options.parallelism = static_cast<int>(config.get_int(config.find("sink.parallelism") ? "sink.parallelism"
                                                                                          : "parallelism"));
   return options;

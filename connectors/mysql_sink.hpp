@@ -48,6 +48,14 @@ struct MySqlSinkOptions {
   /// Subtasks writing; with more than one, the engine hash-partitions the
   /// input by the key. Default: 1.
   int parallelism = 1;
+  /// Where changes whose values the server refuses (too long, out of
+  /// range, a failed CHECK) go, a table of `url`'s database created when
+  /// missing (dead_letter_table_sql()); empty: such a change fails the job
+  /// (sink.on-error=fail). Default: empty.
+  std::string dead_letter_table;
+  /// The source table named on the dead letters; empty: the target.
+  /// Default: empty.
+  std::string dead_letter_source;
   /// Opens a connection with `session`'s timeout and canceller. Default
   /// (null): a MySqlSinkConnection to `url`. Tests put a server in memory here.
   std::function<std::unique_ptr<SinkConnection>(const MySqlSession&)> connect;

@@ -46,11 +46,7 @@ MySqlError StatementWriter::with_rejected_row(const MySqlError& e, const Batch& 
   const size_t row = std::strtoul(message.c_str() + at + 8, nullptr, 10);
   if (row == 0 || row > rows.size()) return e;
   const RowRef change = const_cast<Batch&>(batch).ref(rows[row - 1]);
-  std::string which;
-  for (size_t k : key_) {
-    which += (which.empty() ? "" : ", ") + batch.schema().column(k).name + "=" +
-             change.value(k).to_string();
-  }
+  const std::string which = key_of(batch, rows[row - 1]);
   std::string where;
   if (const auto position = batch.position(rows[row - 1]); position && describe_position_) {
     where = describe_position_(*position);
@@ -68,7 +64,11 @@ bool is_exact_key_column(const DataType& type) {
 StatementWriter::StatementWriter(const std::string& table, const Schema& input,
                                  const std::vector<size_t>& key, bool upsert, int subtask,
                                  Counters counters)
-    : target_(quote_identifier(table)), subtask_(subtask), key_(key), counters_(counters) {
+    : target_(quote_identifier(table)),
+      table_(table),
+      subtask_(subtask),
+      key_(key),
+      counters_(counters) {
   std::vector<std::string> columns, params, updates;
   for (size_t i = 0; i < input.size(); ++i) {
     const Column& c = input.column(i);
@@ -170,7 +170,11 @@ uint64_t StatementWriter::execute_chunked(SinkConnection& connection, const Bulk
       affected += connection.execute_bulk(statement, batch, rows.subspan(begin, n));
     } catch (const MySqlError& e) {
       counters_.records_send_errors->add(n);
-      throw with_rejected_row(e, batch, rows.subspan(begin, n));
+      if (!dead_letters_ || !e.rejects_value())
+        throw with_rejected_row(e, batch, rows.subspan(begin, n));
+      // The statement is undone, the transaction goes on: its rows once
+      // more, one by one.
+      affected += execute_each(connection, statement, batch, rows.subspan(begin, n));
     } catch (...) {
       counters_.records_send_errors->add(n);
       throw;
@@ -181,6 +185,76 @@ uint64_t StatementWriter::execute_chunked(SinkConnection& connection, const Bulk
     begin = end;
   }
   return affected;
+}
+
+uint64_t StatementWriter::execute_each(SinkConnection& connection, const BulkSql& statement,
+                                       const Batch& batch, std::span<const uint32_t> rows) {
+  uint64_t affected = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    try {
+      affected += connection.execute_bulk(statement, batch, rows.subspan(i, 1));
+    } catch (const MySqlError& e) {
+      if (!e.rejects_value()) throw with_rejected_row(e, batch, rows.subspan(i, 1));
+      dead_letter(connection, batch, rows[i], e);
+    }
+  }
+  return affected;
+}
+
+std::string StatementWriter::key_of(const Batch& batch, uint32_t row) const {
+  const RowRef change = const_cast<Batch&>(batch).ref(row);
+  std::string out;
+  for (size_t k : key_) {
+    out += (out.empty() ? "" : ", ") + batch.schema().column(k).name + "=" +
+           change.value(k).to_string();
+  }
+  return out;
+}
+
+namespace {
+
+// `text` as a literal any sql_mode reads alike: X'…'.
+std::string hex_literal(std::string_view text) {
+  static constexpr char kDigits[] = "0123456789ABCDEF";
+  std::string out = "X'";
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    out += kDigits[byte >> 4];
+    out += kDigits[byte & 15];
+  }
+  return out + "'";
+}
+
+}  // namespace
+
+void StatementWriter::dead_letter(SinkConnection& connection, const Batch& batch, uint32_t row,
+                                  const MySqlError& e) {
+  const DeadLetters& letters = *dead_letters_;
+  std::string where;
+  if (const auto position = batch.position(row); position && describe_position_) {
+    where = describe_position_(*position);
+  }
+  spdlog::warn("mysql sink {}: the change of key {} refused ({}): into dead-letter table '{}'",
+               target_, key_of(batch, row), e.message(), letters.table);
+  connection.execute(
+      "INSERT INTO " + quote_identifier(letters.table) +
+      " (job, source_table, target_table, change_key, change_kind, change_values, error_code, "
+      "error, position) VALUES (" +
+      hex_literal(letters.job) + ", " +
+      hex_literal(letters.source.empty() ? table_ : letters.source) + ", " + hex_literal(table_) +
+      ", " + hex_literal(key_of(batch, row)) + ", " + hex_literal(to_string(batch.kind(row))) +
+      ", " + hex_literal(const_cast<Batch&>(batch).ref(row).to_string()) + ", " +
+      std::to_string(e.code()) + ", " + hex_literal(e.message()) + ", " + hex_literal(where) + ")");
+  if (counters_.dead_letters != nullptr) counters_.dead_letters->add(1);
+}
+
+std::string dead_letter_table_sql(const std::string& table) {
+  return "CREATE TABLE IF NOT EXISTS " + quote_identifier(table) +
+         " (id BIGINT AUTO_INCREMENT PRIMARY KEY, job VARCHAR(255) NOT NULL, source_table "
+         "VARCHAR(255) NOT NULL, target_table VARCHAR(64) NOT NULL, change_key TEXT NOT NULL, "
+         "change_kind CHAR(2) NOT NULL, change_values MEDIUMBLOB NOT NULL, error_code INT NOT "
+         "NULL, error TEXT NOT NULL, position VARCHAR(255) NOT NULL, refused_at TIMESTAMP(3) NOT "
+         "NULL DEFAULT CURRENT_TIMESTAMP(3)) DEFAULT CHARSET=utf8mb4";
 }
 
 void fail_write(const std::string& doing, const std::string& target, const MySqlError& e,

@@ -81,6 +81,15 @@ class StatementWriter {
     Counter* bytes_send = nullptr;
     Counter* records_send_errors = nullptr;
     Counter* displaced = nullptr;  ///< rows deleted for holding an upsert's unique value
+    Counter* dead_letters = nullptr;  ///< rows the server refused, into the dead-letter table
+  };
+
+  /// Where changes whose values the server refuses go instead of failing
+  /// the flush (sink.on-error=dead-letter).
+  struct DeadLetters {
+    std::string table;   ///< in the target's database, unquoted
+    std::string job;     ///< the job's name, on each row
+    std::string source;  ///< the changes' source table, on each row; empty: the target's
   };
 
   /// `key`: the key columns' indexes in `input`; upsert or append mode;
@@ -99,6 +108,11 @@ class StatementWriter {
   void set_position_names(std::function<std::string(int64_t position)> describe) {
     describe_position_ = std::move(describe);
   }
+  /// From now on a change the server refuses for its values (MySqlError::
+  /// rejects_value(): too long, out of range, a failed CHECK, …) goes into
+  /// `letters.table` (dead_letter_table_sql()) in the same transaction, and
+  /// the others of its statement are written.
+  void set_dead_letters(DeadLetters letters) { dead_letters_ = std::move(letters); }
 
   /// Writes upsert-mode runs of `rows`' rows in their order, on
   /// `connection`, in the transaction the caller has open.
@@ -127,6 +141,15 @@ class StatementWriter {
  private:
   uint64_t execute_chunked(SinkConnection& connection, const BulkSql& statement, const Batch& batch,
                            std::span<const uint32_t> rows);
+  // `statement` for each of `rows` alone, each refused one a dead letter.
+  uint64_t execute_each(SinkConnection& connection, const BulkSql& statement, const Batch& batch,
+                        std::span<const uint32_t> rows);
+  // The change `row` of `batch`, which the server refused with `e`, into
+  // the dead-letter table.
+  void dead_letter(SinkConnection& connection, const Batch& batch, uint32_t row,
+                   const MySqlError& e);
+  // "id=5, name=x": the key of `row` of `batch`.
+  std::string key_of(const Batch& batch, uint32_t row) const;
 
   BulkSql upsert_;
   BulkSql delete_;
@@ -137,11 +160,19 @@ class StatementWriter {
                                std::span<const uint32_t> rows) const;
 
   std::string target_;  // the table, quoted
+  std::string table_;   // and as it is named
   int subtask_;
   std::vector<size_t> key_;
   Counters counters_;
   uint64_t packet_budget_ = 1 << 19;
   std::function<std::string(int64_t position)> describe_position_;
+  std::optional<DeadLetters> dead_letters_;
 };
+
+/// The CREATE TABLE IF NOT EXISTS of dead-letter table `table` (unquoted):
+/// an id, the job, the source table, the target, the change's key, kind
+/// (+I, -D, …) and values, the server's error code and message, the
+/// change's input position, and when it was refused.
+std::string dead_letter_table_sql(const std::string& table);
 
 }  // namespace sluice

@@ -64,6 +64,12 @@ void print_mysql_layers(const JobResult& result, const std::string& source, cons
   std::printf("  %-34s %12llu\n", "transactions committed", count("transactions"));
   std::printf("  %-34s %12llu\n", "rows affected (server's count)", count("rows-affected"));
   if (count("retries") > 0) std::printf("  %-34s %12llu\n", "flushes retried", count("retries"));
+  if (count("dead-letters") > 0) {
+    std::printf("  %-34s %12llu\n", "changes refused, dead letters", count("dead-letters"));
+  }
+  if (count("schema-changes-refused") > 0) {
+    std::printf("  %-34s %12llu\n", "schema changes refused", count("schema-changes-refused"));
+  }
   if (count("xa.prepared") + count("xa.recovered") + count("xa.rolled-back") > 0) {
     std::printf("  %-34s %12llu prepared, %llu committed, %llu recovered, %llu rolled back\n",
                 "XA transactions", count("xa.prepared"), count("xa.committed"),
