@@ -665,6 +665,7 @@ class MySqlCdcSource final : public Source {
   void follow(Collector& out, const BinlogChange& change,
               std::optional<int64_t> completed = std::nullopt) {
     const BinlogSchemaChange& c = *change.schema_change;
+    bool reread = false;
     if (change.table == binlog_tables_.size()) {  // created: captured from here on
       binlog_tables_.push_back(c.after);
       orders_.emplace_back(c.after);
@@ -674,12 +675,15 @@ class MySqlCdcSource final : public Source {
       orders_[change.table] = KeyOrder(c.after);
       // Bringing the rows read before up to a new snapshot, the table
       // being read is keyed anew: its rows emitted so far (those up to a
-      // key of the old order) are no range of the new one. From here on
-      // every change of it goes out, as of a table read whole, and the
-      // new snapshot reads it again from its start; a checkpoint keeps
-      // that as the table twice in the snapshot's order.
-      if (phase_ == Phase::kSnapshot && table_index_ < snapshot_order_.size() &&
-          reading() == change.table && !last_key_.empty()) {
+      // key of the old order, and any after it that a target ahead of the
+      // checkpoint holds) are no range of the new one. The target is
+      // emptied (kReread), every change of the table from here on goes
+      // out, as of a table read whole, and the new snapshot reads it again
+      // from its start; a checkpoint keeps that as the table twice in the
+      // snapshot's order.
+      reread = phase_ == Phase::kSnapshot && table_index_ < snapshot_order_.size() &&
+               reading() == change.table && !last_key_.empty();
+      if (reread) {
         snapshot_order_.insert(snapshot_order_.begin() + static_cast<ptrdiff_t>(table_index_) + 1,
                                change.table);
         ++table_index_;
@@ -693,6 +697,10 @@ class MySqlCdcSource final : public Source {
     binlog_tables_[change.table] = c.after;
     out.change_schema(schema_change(change.table, c.after, c.statement, c.before.columns, c.renames,
                                     c.position, completed, kind_of(c.kind), &c));
+    if (reread) {
+      out.change_schema(schema_change(change.table, c.after, "read again whole", {}, {}, c.position,
+                                      {}, MySqlSchemaChange::Kind::kReread));
+    }
   }
 
   // Whether the schema change changes_[i] waits, with what follows it (of

@@ -24,6 +24,10 @@ struct MySqlSchemaChange final : SchemaChangeDetail {
     /// The columns a snapshot that starts afresh reads: whatever a target
     /// has (an earlier run's, say), it is brought to them.
     kFit,
+    /// The source reads the table again whole from here on (a restore in
+    /// its snapshot found it keyed anew): its target, whatever the
+    /// behavior, loses the table's rows, which come again.
+    kReread,
   };
   Kind kind = Kind::kColumns;
   std::vector<TableColumn> before;  ///< the columns it had; empty for a restore

@@ -27,7 +27,12 @@ KeyImage MySqlSinkConnection::text_image(const TableColumn& column, uint32_t pre
 
 uint64_t MySqlSinkConnection::execute_bulk(const BulkSql& statement, const Batch& batch,
                                            std::span<const uint32_t> rows) {
-  std::unique_ptr<BulkStatement>& prepared = statements_[&statement];
+  // By its text and types: sinks that share the connection make statements
+  // of their own, and a sink made anew may have its statements where an
+  // earlier one's were.
+  std::string key = statement.sql;
+  for (const DataType& type : statement.types) key.append("\n").append(type.to_string());
+  std::unique_ptr<BulkStatement>& prepared = statements_[key];
   if (!prepared)
     prepared = std::make_unique<BulkStatement>(connection_, statement.sql, statement.types);
   return prepared->execute(batch, rows, statement.columns);

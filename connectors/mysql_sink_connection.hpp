@@ -105,8 +105,8 @@ class MySqlSinkConnection final : public SinkConnection {
  private:
   MySqlConnection connection_;
   SessionId session_;
-  // Prepared on first use, one per statement.
-  std::map<const BulkSql*, std::unique_ptr<BulkStatement>> statements_;
+  // Prepared on first use, one per statement and parameter types.
+  std::map<std::string, std::unique_ptr<BulkStatement>> statements_;
 };
 
 }  // namespace sluice

@@ -162,39 +162,45 @@ class SharedConnection {
   }
 
   std::unique_ptr<SinkConnection> connect() {
+    live();
+    return std::make_unique<Handle>(*this);
+  }
+
+ private:
+  // The connection, a new one if the last was lost.
+  SinkConnection& live() {
     if (!connection_ || lost_) {
       connection_.reset();
       connection_ = std::make_unique<MySqlSinkConnection>(url_, session_);
       lost_ = false;
     }
-    return std::make_unique<Handle>(*this);
+    return *connection_;
   }
 
- private:
-  // What a table's sink holds: the shared connection, which it does not own.
+  // What a table's sink holds: the shared connection, whichever it is now.
   class Handle final : public SinkConnection {
    public:
-    explicit Handle(SharedConnection& shared) : shared_(shared), to_(*shared.connection_) {}
+    explicit Handle(SharedConnection& shared) : shared_(shared) {}
 
     void execute(std::string_view sql) override {
       if (shared_.grouped_ && sql == "COMMIT") return;  // the group's, at its end
       if (shared_.grouped_ && sql == "START TRANSACTION") {
         if (std::exchange(shared_.begun_, true)) return;
       }
-      call([&] { to_.execute(sql); });
+      call([&](SinkConnection& to) { to.execute(sql); });
     }
     uint64_t execute_bulk(const BulkSql& statement, const Batch& batch,
                           std::span<const uint32_t> rows) override {
-      return call([&] { return to_.execute_bulk(statement, batch, rows); });
+      return call([&](SinkConnection& to) { return to.execute_bulk(statement, batch, rows); });
     }
     std::optional<TableInfo> find_table(const std::string& table) override {
-      return call([&] { return to_.find_table(table); });
+      return call([&](SinkConnection& to) { return to.find_table(table); });
     }
     uint64_t max_allowed_packet() override {
-      return call([&] { return to_.max_allowed_packet(); });
+      return call([&](SinkConnection& to) { return to.max_allowed_packet(); });
     }
     KeyImage text_image(const TableColumn& column, uint32_t prefix) override {
-      return call([&] { return to_.text_image(column, prefix); });
+      return call([&](SinkConnection& to) { return to.text_image(column, prefix); });
     }
     void xa(std::string_view, const Xid&) override { unshared(); }
     std::vector<Xid> xa_recover() override { unshared(); }
@@ -202,16 +208,16 @@ class SharedConnection {
     void insert_marker(const Xid&) override { unshared(); }
     bool has_marker(const Xid&) override { unshared(); }
     void delete_marker(const Xid&) override { unshared(); }
-    SessionId session() const override { return to_.session(); }
+    SessionId session() const override { return shared_.live().session(); }
     void wait_until_gone(const SessionId& session) override {
-      call([&] { to_.wait_until_gone(session); });
+      call([&](SinkConnection& to) { to.wait_until_gone(session); });
     }
 
    private:
     template <typename F>
-    auto call(F&& f) -> decltype(f()) {
+    auto call(F&& f) -> decltype(f(std::declval<SinkConnection&>())) {
       try {
-        return f();
+        return f(shared_.live());
       } catch (const MySqlError& e) {
         if (e.retriable()) shared_.lost_ = true;
         if (shared_.grouped_ && e.retriable()) {
@@ -226,7 +232,6 @@ class SharedConnection {
     }
 
     SharedConnection& shared_;
-    SinkConnection& to_;
   };
 
   MySqlUrl url_;
@@ -280,7 +285,9 @@ class MySqlTablesSink final : public Sink {
     const size_t t = change.table;
     const auto* detail = dynamic_cast<const MySqlSchemaChange*>(change.detail.get());
     if (t >= sinks_.size()) add_table(change, detail);
-    const bool fit = detail != nullptr && detail->kind == MySqlSchemaChange::Kind::kFit;
+    // Of the source's own making, not the user's DDL.
+    const bool fit = detail != nullptr && (detail->kind == MySqlSchemaChange::Kind::kFit ||
+                                           detail->kind == MySqlSchemaChange::Kind::kReread);
     if (!change.restored && !fit &&
         (behavior_ == SchemaChangeBehavior::kException || detail == nullptr)) {
       throw ConfigError("table '" + change.after.name + "' changed: " + change.statement +
@@ -428,6 +435,7 @@ class MySqlTablesSink final : public Sink {
   std::unique_ptr<Sink> table_sink(size_t t, const Schema& schema) {
     MySqlSinkOptions options = options_;
     options.table = targets_[t].table;
+    options.dead_letter_source = tables_[t].name;
     options.key.clear();
     options.mode.reset();
     options.parallelism = 1;
@@ -550,7 +558,8 @@ class MySqlTablesSink final : public Sink {
     // A transaction that holds the table (a user's, say) makes the ALTER
     // wait for its lock: a while, not for ever (the server's default is a year).
     connection.execute("SET SESSION lock_wait_timeout = " + std::to_string(kAlterLockWait.count()));
-    if (at) {
+    // Read again: whatever the target has of the table goes, every time.
+    if (at && change.kind != Kind::kReread) {
       connection.execute(std::string("CREATE TABLE IF NOT EXISTS ") + kMadeTable +
                          " (job VARCHAR(255) NOT NULL, target VARCHAR(64) NOT NULL, position "
                          "VARCHAR(255) NOT NULL, PRIMARY KEY (job, target))");
@@ -571,7 +580,7 @@ class MySqlTablesSink final : public Sink {
     for (const std::string& sql : target_statements(connection, t, target, change)) {
       run_refusable(connection, sql);
     }
-    if (at) {
+    if (at && change.kind != Kind::kReread) {
       connection.execute(std::string("REPLACE INTO ") + kMadeTable + " VALUES (" +
                          connection.quote(contexts_[t]->subtask().job_name) + ", " +
                          connection.quote(name) + ", " + connection.quote(at->to_string()) + ")");
@@ -686,8 +695,9 @@ class MySqlTablesSink final : public Sink {
         // table's goes with it (move_target()).
         if (!evolve || !column.empty() || !target || !change.renamed.empty()) return {};
         return {"DROP TABLE " + name};
+      case MySqlSchemaChange::Kind::kReread:
       case MySqlSchemaChange::Kind::kTruncated:
-        if (!evolve) return {};
+        if (!evolve && change.kind == MySqlSchemaChange::Kind::kTruncated) return {};
         if (!column.empty()) {
           return {"DELETE FROM " + name + " WHERE " + quote_identifier(column) + " = " +
                   connection.quote(tables_[t].name)};
