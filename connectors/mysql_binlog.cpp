@@ -691,10 +691,11 @@ std::vector<BinlogChange> BinlogReader::rename(size_t t, const DdlChange& to,
   made->after = history_->table(to.database, to.table, altered.definition);
   made->renamed = tables_[t].database + "." + tables_[t].table;
   made->renames = column_renames(statement);
-  if (made->after.schema.primary_key_names() != tables_[t].schema.primary_key_names()) {
+  if (!made->after.schema.has_primary_key()) {
     throw ConfigError("DDL at " + stream.event_end().to_string() + ": " + statement +
-                      "; it renames table '" + made->renamed +
-                      "' and changes its primary key at once: not followed");
+                      "; it leaves table '" + name +
+                      "' without a primary key, by which the job keys the table's changes: not "
+                      "followed");
   }
   spdlog::info("binlog: {} at {}: table '{}' is captured as '{}' from here on", statement,
                stream.event_end().to_string(), made->renamed, name);

@@ -849,7 +849,9 @@ TEST_CASE(
   // While it is down, the renames and changes around them.
   sql.execute("RENAME TABLE t TO t2");
   sql.execute("UPDATE t2 SET v = 'x' WHERE id < 5");
-  sql.execute("ALTER TABLE u RENAME TO u2, ADD COLUMN w INT DEFAULT 3");
+  sql.execute(
+      "ALTER TABLE u RENAME TO u2, ADD COLUMN w INT DEFAULT 3, DROP PRIMARY KEY, ADD PRIMARY KEY "
+      "(id, v)");
   sql.execute("INSERT INTO u2 VALUES (100, 'new', 4)");
   sql.execute("RENAME TABLE a TO tmp, b TO a, tmp TO b");
   sql.execute("DELETE FROM a WHERE id > 25");
