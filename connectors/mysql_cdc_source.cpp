@@ -521,16 +521,18 @@ class MySqlCdcSource final : public Source {
     std::vector<TableName> matched;
     for (;;) {
       if (several_) {
-        definitions = current_definitions();
+        if (!definitions_)
+          definitions_ = std::make_unique<MySqlConnection>(options_.url, session());
         matched = match_tables(*definitions_, options_.patterns);
+        definitions = current_definitions(matched);
       }
       snapshot_ = std::make_unique<MySqlConnection>(options_.url, session());
       snapshot_->execute("SET SESSION time_zone = '+00:00'");  // TIMESTAMPs as the binlog has them
       snapshot_->execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ");
       snapshot_->execute("START TRANSACTION WITH CONSISTENT SNAPSHOT");
       if (!several_) break;
-      if (current_definitions() == definitions &&
-          match_tables(*definitions_, options_.patterns) == matched) {
+      if (match_tables(*definitions_, options_.patterns) == matched &&
+          current_definitions(matched) == definitions) {
         break;
       }
     }
@@ -548,9 +550,12 @@ class MySqlCdcSource final : public Source {
     if (!resume_) {
       resume_ = BinlogResume{.position = at};
       if (several_) {
+        const std::vector<std::string> made(definitions.begin() + tables_.size(),
+                                            definitions.end());
+        definitions.resize(tables_.size());
         columns_now(definitions, out);
         drop_gone(out);
-        tables_made_since(matched, out);
+        tables_made_since(made_since(matched), made, out);
       }
       return;
     }
@@ -561,13 +566,29 @@ class MySqlCdcSource final : public Source {
     catch_up_->stop_at(at);
   }
 
-  // Each table's CREATE TABLE now; empty for one dropped since the job began.
-  std::vector<std::string> current_definitions() {
+  // The tables of `matched` the job was not built with (made since).
+  std::vector<TableName> made_since(const std::vector<TableName>& matched) const {
+    std::vector<TableName> out;
+    for (const TableName& name : matched) {
+      const bool built = std::any_of(tables_.begin(), tables_.end(), [&](const CapturedTable& t) {
+        return name_of(t) == name.to_string();
+      });
+      if (!built) out.push_back(name);
+    }
+    return out;
+  }
+
+  // Each table's CREATE TABLE now, then those of the tables of `matched`
+  // made since (made_since()); empty for one dropped meanwhile.
+  std::vector<std::string> current_definitions(const std::vector<TableName>& matched = {}) {
     if (!definitions_) definitions_ = std::make_unique<MySqlConnection>(options_.url, session());
+    std::vector<TableName> names;
+    for (const CapturedTable& table : tables_) names.push_back({table.database, table.table});
+    for (const TableName& name : made_since(matched)) names.push_back(name);
     std::vector<std::string> out;
-    for (const CapturedTable& table : tables_) {
+    for (const TableName& name : names) {
       try {
-        out.push_back(show_create_table(*definitions_, table.database, table.table));
+        out.push_back(show_create_table(*definitions_, name.database, name.table));
       } catch (const MySqlError& e) {
         if (e.code() != ER_NO_SUCH_TABLE) throw;
         out.emplace_back();
@@ -623,18 +644,21 @@ class MySqlCdcSource final : public Source {
     gone_.clear();
   }
 
-  // The tables of `matched` (those the patterns matched when the snapshot
-  // began) that the job was not built with (made since): read by the
+  // The tables `made` since the job was built (made_since() of those the
+  // patterns matched when the snapshot began), `definitions` their CREATE
+  // TABLEs then (a table may be dropped or renamed since): read by the
   // snapshot too, after the others, and new to the stream.
-  void tables_made_since(const std::vector<TableName>& matched, Collector& out) {
-    MySqlConnection connection(options_.url, session());
-    for (const TableName& name : matched) {
+  void tables_made_since(const std::vector<TableName>& made,
+                         const std::vector<std::string>& definitions, Collector& out) {
+    SchemaHistory history(options_.url, &canceller_);
+    for (size_t i = 0; i < made.size(); ++i) {
+      const TableName& name = made[i];
       const bool known =
           std::any_of(binlog_tables_.begin(), binlog_tables_.end(),
                       [&](const CapturedTable& t) { return name_of(t) == name.to_string(); });
-      if (known) continue;
+      if (known || definitions[i].empty()) continue;
       const size_t t = binlog_tables_.size();
-      binlog_tables_.push_back(capture_table(connection, name.table, {}, name.database));
+      binlog_tables_.push_back(history.table(name.database, name.table, definitions[i]));
       orders_.emplace_back(binlog_tables_.back());
       snapshot_order_.push_back(t);
       auto change = std::const_pointer_cast<SchemaChange>(
