@@ -43,7 +43,10 @@ std::vector<std::string> target_alterations(const TableInfo& target,
 /// table column, which keeps their keys apart), each written as mysql_sink() writes
 /// one table's (upsert by the table's primary key, at-least-once or
 /// exactly-once as `options` say; `options.table`, `key` and `mode` are
-/// the targets'). With `create_tables`, a missing target is created like
+/// the targets'). At-least-once the tables share one connection, and their
+/// flushes at a FlushSignal or a barrier commit as one transaction;
+/// exactly-once each table has its own XA transactions. With
+/// `create_tables`, a missing target is created like
 /// its source when the sink opens; an existing one must fit, as for
 /// mysql_sink(). It runs with one subtask, so that each key's changes are
 /// written in order. Its state and transactions are kept per table, under
@@ -56,7 +59,8 @@ std::vector<std::string> target_alterations(const TableInfo& target,
 /// the next checkpoint's transaction. A table new to the stream (created
 /// in the source) goes where `routes` send it, created like its source;
 /// a table dropped or truncated in the source is dropped or emptied in the
-/// target under kEvolve only.
+/// target under kEvolve (and kTryEvolve) only; a table renamed takes its
+/// target along (renamed, or its rows moved between routed targets).
 SinkDef mysql_tables_sink(const MySqlSinkOptions& options, const std::vector<TableSchema>& tables,
                           std::vector<MySqlTableTarget> targets, bool create_tables,
                           SchemaChangeBehavior behavior = SchemaChangeBehavior::kLenient,
