@@ -694,20 +694,24 @@ class MySqlCdcSource final : public Source {
       binlog_tables_.push_back(c.after);
       orders_.emplace_back(c.after);
     }
-    if (c.after.schema.primary_key_names() != c.before.schema.primary_key_names() &&
-        !c.before.definition.empty()) {
+    if (!c.after.definition.empty() &&
+        c.after.schema.primary_key_names() != c.before.schema.primary_key_names()) {
       orders_[change.table] = KeyOrder(c.after);
-      // Bringing the rows read before up to a new snapshot, the table
-      // being read is keyed anew: its rows emitted so far (those up to a
-      // key of the old order, and any after it that a target ahead of the
-      // checkpoint holds) are no range of the new one. The target is
-      // emptied (kReread), every change of the table from here on goes
-      // out, as of a table read whole, and the new snapshot reads it again
-      // from its start; a checkpoint keeps that as the table twice in the
-      // snapshot's order.
-      reread = phase_ == Phase::kSnapshot && table_index_ < snapshot_order_.size() &&
-               reading() == change.table && !last_key_.empty();
-      if (reread) {
+    }
+    if (c.kind == BinlogSchemaChange::Kind::kColumns &&
+        c.after.schema.primary_key_names() != c.before.schema.primary_key_names()) {
+      // Bringing the rows read before up to a new snapshot, a table the
+      // snapshot has not read whole is keyed anew: a target ahead of the
+      // checkpoint may hold its rows under their old key, which the new
+      // key's changes never replace. The target is emptied of them
+      // (kReread), and the new snapshot reads the table whole. The table
+      // being read is read again from its start (its rows emitted so far
+      // are no range of the new key), every change of it from here on
+      // going out, as of a table read whole; a checkpoint keeps that as
+      // the table twice in the snapshot's order.
+      const size_t place = place_of(change.table);
+      reread = phase_ == Phase::kSnapshot && place != std::string::npos && place >= table_index_;
+      if (reread && place == table_index_ && !last_key_.empty()) {
         snapshot_order_.insert(snapshot_order_.begin() + static_cast<ptrdiff_t>(table_index_) + 1,
                                change.table);
         ++table_index_;
