@@ -694,12 +694,9 @@ class MySqlCdcSource final : public Source {
       binlog_tables_.push_back(c.after);
       orders_.emplace_back(c.after);
     }
-    if (!c.after.definition.empty() &&
-        c.after.schema.primary_key_names() != c.before.schema.primary_key_names()) {
-      orders_[change.table] = KeyOrder(c.after);
-    }
-    if (c.kind == BinlogSchemaChange::Kind::kColumns &&
-        c.after.schema.primary_key_names() != c.before.schema.primary_key_names()) {
+    const bool rekeyed = c.after.schema.primary_key_names() != c.before.schema.primary_key_names();
+    if (rekeyed && !c.after.definition.empty()) orders_[change.table] = KeyOrder(c.after);
+    if (rekeyed && c.kind == BinlogSchemaChange::Kind::kColumns) {
       // Bringing the rows read before up to a new snapshot, a table the
       // snapshot has not read whole is keyed anew: a target ahead of the
       // checkpoint may hold its rows under their old key, which the new
