@@ -67,6 +67,11 @@ std::vector<std::string> shape_of(MySqlConnection& sql, const std::string& datab
   return shape;
 }
 
+// That `target` holds no XA transaction of `job` prepared.
+void check_nothing_prepared(MySqlConnection& target, const std::string& job) {
+  for (const Xid& xid : xa_recover(target)) CHECK_FALSE(XidScheme::of_job(xid, job));
+}
+
 // The schema.change.behavior and sink.delivery that tests of tables made,
 // dropped and renamed run under.
 const std::vector<std::pair<std::string, std::string>> kTablesRuns = {
@@ -240,7 +245,7 @@ TEST_CASE(
   }
   // Not matched, so neither read nor created.
   CHECK_FALSE(target.find_table("audit_log"));
-  for (const Xid& xid : xa_recover(target)) CHECK_FALSE(XidScheme::of_job(xid, job));
+  check_nothing_prepared(target, job);
 }
 
 TEST_CASE(
@@ -317,7 +322,7 @@ TEST_CASE(
         std::vector<std::string>{"id", "source_table"});
   CHECK_FALSE(target.find_table("orders_1"));
   CHECK_FALSE(target.find_table("customers"));
-  for (const Xid& xid : xa_recover(target)) CHECK_FALSE(XidScheme::of_job(xid, job));
+  check_nothing_prepared(target, job);
 
   // Without the table column, shards whose keys could collide are refused.
   const auto refused = testing::run_command(
@@ -634,7 +639,7 @@ TEST_CASE(
     REQUIRE(created != nullptr);
     CHECK(created->nullable);
   }
-  for (const Xid& xid : xa_recover(target)) CHECK_FALSE(XidScheme::of_job(xid, job));
+  check_nothing_prepared(target, job);
 }
 
 TEST_CASE(
@@ -781,7 +786,7 @@ TEST_CASE(
   const auto finished = run.signal(SIGINT);
   INFO(finished.output);
   CHECK(finished.status == 130);
-  for (const Xid& xid : xa_recover(target)) CHECK_FALSE(XidScheme::of_job(xid, job));
+  check_nothing_prepared(target, job);
 }
 
 TEST_CASE(
@@ -897,7 +902,7 @@ TEST_CASE(
     INFO(dropped);
     CHECK(target.find_table(dropped).has_value() == (behavior == "lenient"));
   }
-  for (const Xid& xid : xa_recover(target)) CHECK_FALSE(XidScheme::of_job(xid, job));
+  check_nothing_prepared(target, job);
 }
 
 TEST_CASE(
@@ -1025,7 +1030,7 @@ TEST_CASE(
   std::sort(keys.begin(), keys.end());
   CHECK(keys == std::vector<std::string>{"id=1 +I", "id=10 +U", "id=2 +I", "id=3 +I", "id=31 +I",
                                          "id=4 +I"});
-  for (const Xid& xid : xa_recover(target)) CHECK_FALSE(XidScheme::of_job(xid, job));
+  check_nothing_prepared(target, job);
 }
 
 TEST_CASE("mysql-to-mysql with source.tables fails naming an ALTER TABLE it does not follow",
