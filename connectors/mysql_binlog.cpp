@@ -391,6 +391,7 @@ void BinlogReader::handle(BinlogStream& stream, st_mariadb_rpl_event& event,
       for (size_t t = 0; t < tables_.size(); ++t) {
         if (tables_[t].database == database && tables_[t].table == table) {
           if (absent(t)) {
+            if (options_.not_captured_yet.contains(t)) return;
             throw Error("binlog at " + stream.event_start().to_string() + ": rows of table '" +
                         database + "." + table +
                         "', which the binlog dropped before (or has not created yet)");

@@ -139,6 +139,11 @@ struct BinlogReaderOptions {
   /// (database, table): followed from its CREATE TABLE; a RENAME to its
   /// name fails the read, naming it. Default: none.
   std::function<bool(const std::string&, const std::string&)> new_tables;
+  /// Tables of the list, absent where the reader starts, whose rows are
+  /// read past until their CREATE TABLE rather than failing the read:
+  /// tables that existed there without being captured, which a snapshot
+  /// taken where the reader stops reads whole. Default: none.
+  std::set<size_t> not_captured_yet;
 };
 
 /// Reads the binlog as replica `server_id` (unique among the server's

@@ -195,7 +195,8 @@ class MySqlCdcSource final : public Source {
       const SubtaskInfo& info = context.subtask();
       options_.server_id = claim_server_id(info.job_name + "/" + info.operator_name);
     }
-    hold_schema_changes_ = several_ && context.checkpoints_enabled();
+    checkpoints_ = context.checkpoints_enabled();
+    hold_schema_changes_ = several_ && checkpoints_;
     MySqlConnection connection(options_.url, session());
     const BinlogPosition end = current_binlog_position(connection);  // checks the binlog
     server_ = server_identity(connection);
@@ -208,7 +209,7 @@ class MySqlCdcSource final : public Source {
         table_index_ = state.table;
         last_key_ = state.last_key;
         if (several_ && !state.names.empty()) {
-          restore_tables(state.names, state.definitions, state.snapshot);
+          restore_tables(state);
         } else if (several_ && state.definitions.size() == tables_.size()) {
           restore_columns(state.definitions);
         }
@@ -222,7 +223,7 @@ class MySqlCdcSource final : public Source {
       for (const std::string& name : state.names) {
         const bool here = std::any_of(tables_.begin(), tables_.end(),
                                       [&](const CapturedTable& t) { return name_of(t) == name; });
-        if (!here) gone_.push_back(name);
+        if (!here && still_matched(name)) gone_.push_back(name);
       }
     }
     switch (options_.startup) {
@@ -369,12 +370,14 @@ class MySqlCdcSource final : public Source {
   }
 
   std::unique_ptr<BinlogReader> make_reader(const std::vector<CapturedTable>& tables,
-                                            bool follow_schema_changes) {
+                                            bool follow_schema_changes,
+                                            std::set<size_t> not_captured_yet = {}) {
     return std::make_unique<BinlogReader>(
         options_.url, options_.server_id, *resume_, tables,
         BinlogReaderOptions{.canceller = &canceller_,
                             .follow_schema_changes = follow_schema_changes,
-                            .new_tables = patterns_});
+                            .new_tables = patterns_,
+                            .not_captured_yet = std::move(not_captured_yet)});
   }
 
   // Table `t`'s columns from here on, for the stream.
@@ -424,32 +427,49 @@ class MySqlCdcSource final : public Source {
     }
   }
 
-  // Of several tables: the tables `names` the checkpoint captured, with
-  // their `definitions` there, onto the stream's tables (those the job
+  // Of several tables: the tables the checkpoint `state` captured, with
+  // their definitions there, onto the stream's tables (those the job
   // matched when it was built). One the stream does not have (created
   // after the job's start, and gone since) takes the next index, and the
   // stream learns it first; one the checkpoint does not have came after
   // it, and does not exist until its CREATE TABLE, ahead in the binlog.
-  void restore_tables(const std::vector<std::string>& names,
-                      const std::vector<std::string>& definitions,
-                      const std::vector<std::string>& snapshot) {
+  //
+  // Where source.tables changed since the checkpoint (as Flink CDC's
+  // scan.newly-added-table.enabled allows), a table the patterns no longer
+  // match is no longer read, and one they match that the checkpoint's did
+  // not is read by the snapshot, after any the checkpoint had left to
+  // read: absent until then (see not_captured_yet()). The others go on
+  // from the checkpoint, not read again.
+  void restore_tables(const CdcState& state) {
+    const TablePatterns before(split_list(state.tables));
     std::vector<std::string> built;
-    for (const CapturedTable& table : tables_) built.push_back(table.database + "." + table.table);
+    std::vector<size_t> newly;
     for (size_t t = 0; t < tables_.size(); ++t) {
-      if (std::find(names.begin(), names.end(), built[t]) == names.end()) {
+      built.push_back(name_of(tables_[t]));
+      if (std::find(state.names.begin(), state.names.end(), built[t]) != state.names.end()) {
+        continue;
+      }
+      binlog_tables_[t] = CapturedTable{.database = tables_[t].database, .table = tables_[t].table};
+      if (before.matches(tables_[t].database, tables_[t].table)) {
         spdlog::info("mysql-cdc {}: {} came after the checkpoint", names_, built[t]);
-        binlog_tables_[t] =
-            CapturedTable{.database = tables_[t].database, .table = tables_[t].table};
+      } else {
+        newly.push_back(t);
       }
     }
     SchemaHistory history(options_.url, &canceller_);
-    for (size_t i = 0; i < names.size(); ++i) {
-      const size_t dot = names[i].find('.');
-      CapturedTable table{.database = names[i].substr(0, dot), .table = names[i].substr(dot + 1)};
-      if (!definitions.at(i).empty()) {
-        table = history.table(table.database, table.table, definitions[i]);
+    for (size_t i = 0; i < state.names.size(); ++i) {
+      const std::string& name = state.names[i];
+      if (!still_matched(name)) {
+        spdlog::info("mysql-cdc {}: {} is no longer matched by source.tables: not read", names_,
+                     name);
+        continue;
       }
-      const auto at = std::find(built.begin(), built.end(), names[i]);
+      const size_t dot = name.find('.');
+      CapturedTable table{.database = name.substr(0, dot), .table = name.substr(dot + 1)};
+      if (!state.definitions.at(i).empty()) {
+        table = history.table(table.database, table.table, state.definitions[i]);
+      }
+      const auto at = std::find(built.begin(), built.end(), name);
       if (at == built.end()) {
         const size_t t = binlog_tables_.size();
         binlog_tables_.push_back(table);
@@ -466,22 +486,66 @@ class MySqlCdcSource final : public Source {
       if (!table.definition.empty()) orders_[t] = KeyOrder(table);
       binlog_tables_[t] = std::move(table);
     }
+    // The snapshot's order, without the tables no longer read.
     snapshot_order_.clear();
-    for (const std::string& name : snapshot) {
-      for (size_t t = 0; t < binlog_tables_.size(); ++t) {
-        if (name_of(binlog_tables_[t]) == name) snapshot_order_.push_back(t);
+    size_t index = 0;
+    for (size_t p = 0; p < state.snapshot.size(); ++p) {
+      const auto at =
+          std::find_if(binlog_tables_.begin(), binlog_tables_.end(),
+                       [&](const CapturedTable& t) { return name_of(t) == state.snapshot[p]; });
+      if (at == binlog_tables_.end()) {
+        if (p == state.table) last_key_.clear();
+        continue;
       }
+      if (p < state.table) ++index;
+      snapshot_order_.push_back(static_cast<size_t>(at - binlog_tables_.begin()));
     }
+    if (!state.snapshot.empty()) table_index_ = index;
+    if (newly.empty()) return;
+    if (phase_ == Phase::kBinlog) {
+      phase_ = Phase::kSnapshot;
+      table_index_ = 0;
+      last_key_.clear();
+    }
+    std::string names;
+    for (size_t t : newly) {
+      snapshot_order_.push_back(t);
+      names.append(names.empty() ? "" : ", ").append(built[t]);
+    }
+    spdlog::info(
+        "mysql-cdc {}: source.tables was {} at the checkpoint; the tables it matches now and "
+        "did not then ({}) are read by a snapshot, the others go on from {}",
+        names_, state.tables, names, state.resume.position.to_string());
+  }
+
+  // Whether source.tables matches table `name` ("db.table").
+  bool still_matched(const std::string& name) const {
+    const size_t dot = name.find('.');
+    return patterns_(name.substr(0, dot), name.substr(dot + 1));
+  }
+
+  // The tables the snapshot has yet to begin that are absent where the
+  // binlog is read from: those the checkpoint did not capture (see
+  // restore_tables()), or dropped. Bringing the rows read before up to
+  // the snapshot, their rows are read past: the snapshot reads them
+  // whole, as of its position, and the stream learns their columns there
+  // (capture_unread()).
+  std::set<size_t> not_captured_yet() const {
+    std::set<size_t> out;
+    for (size_t p = table_index_ + (last_key_.empty() ? 0 : 1); p < snapshot_order_.size(); ++p) {
+      if (binlog_tables_[snapshot_order_[p]].definition.empty()) out.insert(snapshot_order_[p]);
+    }
+    return out;
   }
 
   // A checkpoint's position means something only in the binlog of the
   // server it was taken on, for the tables it was taken of.
   void check_same_source(const CdcState& saved, const OperatorContext& context) const {
     if (saved.server.empty()) return;  // taken before checkpoints recorded it
-    // Of several tables, the same patterns: a table they match that the
-    // checkpoint does not have came later, and its CREATE TABLE is ahead.
-    const std::string& reads = several_ && !saved.names.empty() ? read_ : names_;
-    if (saved.server == server_ && saved.tables == reads) return;
+    // Of several tables, any patterns: see restore_tables().
+    const bool several = several_ && !saved.names.empty();
+    const std::string& reads = several ? read_ : names_;
+    if (saved.server == server_ && (several || saved.tables == reads)) return;
     throw ConfigError("mysql-cdc: checkpoint " +
                       std::to_string(context.restored_checkpoint().value_or(0)) + " of job '" +
                       context.subtask().job_name + "' was taken reading " + saved.tables +
@@ -562,7 +626,11 @@ class MySqlCdcSource final : public Source {
     spdlog::info("mysql-cdc {}: bringing the rows read before from binlog {} to {}", names_,
                  resume_->position.to_string(), at.to_string());
     // It follows the schema changes up to the snapshot's position.
-    catch_up_ = make_reader(binlog_tables_, several_);
+    std::set<size_t> unread = not_captured_yet();
+    for (size_t t : unread) {
+      if (t < tables_.size()) unread_[t] = definitions[t];
+    }
+    catch_up_ = make_reader(binlog_tables_, several_, std::move(unread));
     catch_up_->stop_at(at);
   }
 
@@ -769,7 +837,7 @@ class MySqlCdcSource final : public Source {
   // that has not is as before, and keyed state adds and takes back the same.
   void catch_up(Collector& out) {
     if (!held_.empty()) {
-      if (release_held(out)) caught_up_to(catch_up_->resume());
+      if (release_held(out)) caught_up_to(catch_up_->resume(), out);
       return;
     }
     changes_.clear();
@@ -826,16 +894,43 @@ class MySqlCdcSource final : public Source {
       if (half) row.kind = row.kind == RowKind::kUpdateBefore ? RowKind::kDelete : RowKind::kInsert;
       emit(out, table, row);
     }
-    caught_up_to(catch_up_->resume());
+    caught_up_to(catch_up_->resume(), out);
   }
 
-  void caught_up_to(BinlogResume resume) {
+  void caught_up_to(BinlogResume resume, Collector& out) {
     resume_ = std::move(resume);
     if (catch_up_->stopped()) {
       catch_up_.reset();
       spdlog::info("mysql-cdc {}: the rows read before are as of {}; reading on", names_,
                    resume_->position.to_string());
+      capture_unread(out);
     }
+  }
+
+  // Caught up: each table of not_captured_yet() that no CREATE TABLE in
+  // the binlog brought, as the snapshot finds it, to be read whole. The
+  // stream learns its columns. None of its rows goes out before a
+  // checkpoint holds where the snapshot began: a run that dies before
+  // may have written rows the next run's snapshot no longer finds, and a
+  // restore of that checkpoint brings what went out up to its own
+  // snapshot, the table captured.
+  void capture_unread(Collector& out) {
+    SchemaHistory history(options_.url, &canceller_);
+    for (const auto& [t, definition] : unread_) {
+      if (!binlog_tables_[t].definition.empty() || definition.empty()) continue;
+      binlog_tables_[t] = history.table(tables_[t].database, tables_[t].table, definition);
+      orders_[t] = KeyOrder(binlog_tables_[t]);
+      auto change = std::const_pointer_cast<SchemaChange>(
+          schema_change(t, binlog_tables_[t], "the columns the snapshot reads", {}, {}, {}, {},
+                        MySqlSchemaChange::Kind::kFit));
+      change->restored = false;
+      out.change_schema(std::move(change));
+      start_held_ = checkpoints_;
+      start_checkpoint_.reset();
+      spdlog::info("mysql-cdc {}: {} is read by the snapshot from {}", names_,
+                   name_of(binlog_tables_[t]), resume_->position.to_string());
+    }
+    unread_.clear();
   }
 
   std::vector<Value> key_of(size_t table, const Row& row) const {
@@ -856,6 +951,10 @@ class MySqlCdcSource final : public Source {
   // The next chunk of the snapshot: of the table at table_index_, in key
   // order after last_key_.
   void read_chunk(Collector& out) {
+    if (table_index_ == snapshot_order_.size()) {  // none left: source.tables narrowed
+      end_snapshot();
+      return;
+    }
     if (binlog_tables_[reading()].definition.empty()) {  // dropped meanwhile
       next_table();
       return;
@@ -911,6 +1010,10 @@ class MySqlCdcSource final : public Source {
   void next_table() {
     last_key_.clear();
     if (++table_index_ < snapshot_order_.size()) return;  // in the same snapshot
+    end_snapshot();
+  }
+
+  void end_snapshot() {
     snapshot_->execute("COMMIT");
     snapshot_.reset();
     phase_ = Phase::kBinlog;
@@ -940,6 +1043,9 @@ class MySqlCdcSource final : public Source {
   std::optional<BinlogResume> resume_;  // unset until the snapshot began
   size_t table_index_ = 0;              // the place in snapshot_order_ the snapshot reads
   std::vector<size_t> snapshot_order_;  // the tables the snapshot reads, in order
+  // Of not_captured_yet(), the CREATE TABLE of each where the snapshot
+  // began (empty: none there); see capture_unread().
+  std::map<size_t, std::string> unread_;
   std::vector<Value> last_key_;         // the snapshot's last key emitted there
   std::unique_ptr<MySqlConnection> snapshot_;
   std::unique_ptr<BinlogReader> catch_up_;
@@ -950,6 +1056,7 @@ class MySqlCdcSource final : public Source {
   Counter* idle_time_ = nullptr;
   std::chrono::system_clock::time_point last_emit_{};
   std::chrono::system_clock::time_point last_fetched_{};
+  bool checkpoints_ = false;          // the job takes checkpoints
   bool checkpointed_binlog_ = false;  // the last checkpoint was taken in the binlog phase
   // A fresh snapshot emits nothing until checkpoint start_checkpoint_,
   // which holds where it began, completed (see open()).
