@@ -7,6 +7,7 @@
 // After mysql.h, which they need.
 #include <mariadb_rpl.h>
 #include <poll.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <cctype>
@@ -211,6 +212,14 @@ class BinlogStream {
     }
     connection_->call_starting();
     if (mariadb_rpl_open(rpl_) != 0) fail("opening the binlog at " + from.to_string());
+    // The server's dump thread only writes. Closed the orderly way (after a
+    // cancel shut it down, say), the connection can leave it blocked on a
+    // full socket until its net_write_timeout, and the next reader of this
+    // replica id waits for it that long. Closed with a reset, whenever and
+    // by whatever, the thread's next write fails and it ends at once.
+    const linger reset{.l_onoff = 1, .l_linger = 0};
+    ::setsockopt(static_cast<int>(mysql_get_socket(connection_->raw())), SOL_SOCKET, SO_LINGER,
+                 &reset, sizeof reset);
   }
   ~BinlogStream() {
     if (event_ != nullptr) mariadb_free_rpl_event(event_);

@@ -432,3 +432,38 @@ TEST_CASE("XA transactions the server commits together, in one group, all come o
   CHECK(changes.size() == static_cast<size_t>(kThreads * kEach));
   CHECK(std::set<std::string>(changes.begin(), changes.end()).size() == changes.size());
 }
+
+TEST_CASE(
+    "a reader cancelled frees its replica id at once for the next reader, whatever the server "
+    "writes meanwhile",
+    "[mysql][cdc]") {
+  testing::TestTable table("cdc_cancel", "id BIGINT PRIMARY KEY, v LONGTEXT");
+  MySqlConnection& sql = table.connection();
+  const std::string t = table.name();
+  const CapturedTable captured = capture_table(sql, t);
+  const BinlogPosition start = current_binlog_position(sql);
+  sql.execute("INSERT INTO " + t + " VALUES (1, 'first')");
+  const uint32_t id = server_id();
+  {
+    MySqlCanceller canceller;
+    BinlogReader reader(testing::test_mysql_url(), id, {start}, {captured},
+                        {.canceller = &canceller});
+    CHECK(read_changes(reader, 1) == std::vector<std::string>{"+I[1, first]"});
+    // As a job that stops: the server wrote far more than the sockets
+    // between it and the reader hold, and the reader, cancelled, fails.
+    for (int i = 0; i < 8; ++i) {
+      sql.execute("INSERT INTO " + t + " SELECT seq + " + std::to_string(i * 1000 + 10) +
+                  ", REPEAT('x', 10000) FROM seq_1_to_1000");
+    }
+    canceller.cancel();
+    std::vector<BinlogChange> changes;
+    CHECK_THROWS_AS(reader.read(changes), MySqlError);
+  }
+  // A dump thread of the first reader's still blocked writing to it would
+  // keep the next reader of its id waiting, up to the server's
+  // net_write_timeout (a minute).
+  const BinlogPosition end = current_binlog_position(sql);
+  sql.execute("INSERT INTO " + t + " VALUES (0, 'after')");
+  BinlogReader next(testing::test_mysql_url(), id, {end}, {captured});
+  CHECK(read_changes(next, 1) == std::vector<std::string>{"+I[0, after]"});
+}
