@@ -113,6 +113,19 @@ std::optional<BinlogPosition> BinlogPosition::parse(const std::string& text) {
   return BinlogPosition{text.substr(0, colon), offset};
 }
 
+std::optional<int64_t> BinlogPosition::packed() const {
+  const std::string_view number = split_file(file).second;
+  if (number.empty() || number.size() > 9 || offset >= (uint64_t{1} << 32)) return std::nullopt;
+  return static_cast<int64_t>(std::stoull(std::string(number)) << 32 | offset);
+}
+
+BinlogPosition BinlogPosition::unpacked(int64_t packed, const std::string& like) {
+  const auto [name, digits] = split_file(like);
+  std::string number = std::to_string(static_cast<uint64_t>(packed) >> 32);
+  if (number.size() < digits.size()) number.insert(0, digits.size() - number.size(), '0');
+  return {std::string(name) + number, static_cast<uint64_t>(packed) & 0xffffffffU};
+}
+
 std::strong_ordering operator<=>(const BinlogPosition& a, const BinlogPosition& b) {
   const auto [a_name, a_number] = split_file(a.file);
   const auto [b_name, b_number] = split_file(b.file);
@@ -854,6 +867,7 @@ void BinlogReader::read_rows(BinlogStream& stream, st_mariadb_rpl_event& event,
   }
   RowImageReader reader(static_cast<const uint8_t*>(rows.row_data), rows.row_data_size,
                         table.table);
+  const std::optional<int64_t> position = stream.event_start().packed();
   bool before = true;  // an update's images come in pairs: before, after
   while (!reader.at_end()) {
     Row row;
@@ -877,7 +891,7 @@ void BinlogReader::read_rows(BinlogStream& stream, st_mariadb_rpl_event& event,
     }
     // Changes that came out before this reader started are read past.
     if (++group_->changes <= group_->skip) continue;
-    out.push_back({t, std::move(row)});
+    out.push_back({t, std::move(row), nullptr, position});
     last_change_time_ = last_event_time_;
   }
 }

@@ -113,6 +113,10 @@ struct BinlogChange {
   size_t table = 0;  ///< index into the reader's tables
   Row row;
   std::shared_ptr<const BinlogSchemaChange> schema_change;
+  /// Where the binlog has the row: its event's start, packed
+  /// (BinlogPosition::packed()); nullopt for a schema change, or where it
+  /// does not pack.
+  std::optional<int64_t> position;
 };
 
 struct BinlogReaderOptions {

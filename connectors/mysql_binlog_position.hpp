@@ -20,6 +20,14 @@ struct BinlogPosition {
   /// and after mariadb-bin.999999 comes mariadb-bin.1000000), then offset.
   friend std::strong_ordering operator<=>(const BinlogPosition& a, const BinlogPosition& b);
   friend bool operator==(const BinlogPosition&, const BinlogPosition&) = default;
+
+  /// As a row's input position (Batch::position()): the file's number and
+  /// the offset in one non-negative integer; nullopt where they do not fit
+  /// (a number past 2^31, an offset past 4 GiB).
+  std::optional<int64_t> packed() const;
+  /// The position that packed() gave `packed`, in a binlog whose files are
+  /// named as `like` is.
+  static BinlogPosition unpacked(int64_t packed, const std::string& like);
 };
 
 }  // namespace sluice

@@ -25,6 +25,34 @@ namespace {
 
 enum class Phase { kSnapshot, kBinlog };
 
+// A row's input position (Batch::position()): where the binlog has it
+// (BinlogPosition::packed(), below 2^62), or, with this bit, the binlog
+// position a row the snapshot read is as of.
+constexpr int64_t kSnapshotRow = int64_t{1} << 62;
+
+// Names a row's input position in a binlog whose files are named as
+// `binlog_file` is: "binlog mariadb-bin.000003:4711" (where its event
+// begins), or "the snapshot at binlog mariadb-bin.000003:4711".
+std::string describe_position(int64_t position, const std::string& binlog_file) {
+  const BinlogPosition at = BinlogPosition::unpacked(position & ~kSnapshotRow, binlog_file);
+  const std::string where = binlog_file.empty()
+                                ? "binlog file " + at.file + " at " + std::to_string(at.offset)
+                                : "binlog " + at.to_string();
+  return (position & kSnapshotRow) != 0 ? "the snapshot at " + where : where;
+}
+
+// The name of the file the server writes its binlog to now, which names
+// its files' form; empty if the server does not say (it is refused, saying
+// why, when the source opens).
+std::string binlog_file_name(const MySqlUrl& url) {
+  try {
+    MySqlConnection connection(url);
+    return current_binlog_position(connection).file;
+  } catch (const Error&) {
+    return "";
+  }
+}
+
 // What the source's checkpoint holds: what it reads, and where it is.
 struct CdcState {
   static constexpr const char* kFormat = "mysql-cdc/4";
@@ -277,7 +305,7 @@ class MySqlCdcSource final : public Source {
         if (hold_from(i)) break;
         follow(out, change);
       } else {
-        emit(out, change.table, change.row);
+        emit(out, change.table, change.row, change.position);
       }
     }
     report_lag(*reader_, !changes_.empty());
@@ -815,7 +843,8 @@ class MySqlCdcSource final : public Source {
       if (change.schema_change) {
         follow(out, change, released_by_);
       } else {
-        emit(out, change.table, change.row);  // of the same transaction (CREATE … SELECT)
+        emit(out, change.table, change.row,
+             change.position);  // of the same transaction (CREATE … SELECT)
       }
     }
     held_.clear();
@@ -883,16 +912,16 @@ class MySqlCdcSource final : public Source {
       if (!emitted[i]) {
         if (!removes) continue;
         row.kind = RowKind::kInsert;
-        emit(out, table, row);
+        emit(out, table, row, changes_[i].position);
         row.kind = RowKind::kDelete;
-        emit(out, table, row);
+        emit(out, table, row, changes_[i].position);
         continue;
       }
       const bool half =
           (row.kind == RowKind::kUpdateBefore && (i + 1 == changes_.size() || !emitted[i + 1])) ||
           (row.kind == RowKind::kUpdateAfter && (i == 0 || !emitted[i - 1]));
       if (half) row.kind = row.kind == RowKind::kUpdateBefore ? RowKind::kDelete : RowKind::kInsert;
-      emit(out, table, row);
+      emit(out, table, row, changes_[i].position);
     }
     caught_up_to(catch_up_->resume(), out);
   }
@@ -939,10 +968,12 @@ class MySqlCdcSource final : public Source {
     return key;
   }
 
-  // Into the stream of several tables, or of the one all tables share.
-  void emit(Collector& out, size_t table, const Row& row) const {
-    if (several_) {
-      out.emit(static_cast<uint32_t>(table), row);
+  // Into the stream of several tables, or of the one all tables share;
+  // with where the row is (see describe_position()).
+  void emit(Collector& out, size_t table, const Row& row, std::optional<int64_t> position) const {
+    if (several_) out.to_table(static_cast<uint32_t>(table));
+    if (position) {
+      out.emit(row, *position);
     } else {
       out.emit(row);
     }
@@ -992,6 +1023,7 @@ class MySqlCdcSource final : public Source {
       snapshot_.reset();
       return;
     }
+    const std::optional<int64_t> position = resume_->position.packed();
     for (const auto& text : rows) {
       Row row;
       row.kind = RowKind::kInsert;
@@ -999,7 +1031,8 @@ class MySqlCdcSource final : public Source {
       for (size_t c = 0; c < schema.size(); ++c) {
         row.fields.push_back(text[c] ? field_value(*text[c], schema.column(c).type) : Value());
       }
-      emit(out, reading(), row);
+      emit(out, reading(), row,
+           position ? std::optional<int64_t>(*position | kSnapshotRow) : std::nullopt);
       last_key_ = key_of(reading(), row);
     }
     fault_point("cdc-snapshot-chunk");
@@ -1258,12 +1291,18 @@ SourceDef mysql_cdc_source(const MySqlCdcOptions& options, std::vector<CapturedT
   const auto create = [options, tables](const SubtaskInfo&) -> std::unique_ptr<Source> {
     return std::make_unique<MySqlCdcSource>(options, tables);
   };
+  const auto describe = [binlog_file = binlog_file_name(options.url)](int64_t position) {
+    return describe_position(position, binlog_file);
+  };
   if (!options.patterns.empty()) {
     StreamType output{.mode = ChangelogMode::all()};
     for (const CapturedTable& table : tables)
       output.tables.push_back({table.database + "." + table.table, table.schema});
-    return SourceDef{
-        .output = std::move(output), .create = create, .rate = options.rate, .max_parallelism = 1};
+    return SourceDef{.output = std::move(output),
+                     .create = create,
+                     .rate = options.rate,
+                     .max_parallelism = 1,
+                     .describe_position = describe};
   }
   const Schema& schema = tables.front().schema;
   const auto types = [](const CapturedTable& table) {
@@ -1284,6 +1323,7 @@ SourceDef mysql_cdc_source(const MySqlCdcOptions& options, std::vector<CapturedT
       .create = create,
       .rate = options.rate,
       .max_parallelism = 1,
+      .describe_position = describe,
   };
 }
 

@@ -467,3 +467,20 @@ TEST_CASE(
   BinlogReader next(testing::test_mysql_url(), id, {end}, {captured});
   CHECK(read_changes(next, 1) == std::vector<std::string>{"+I[0, after]"});
 }
+
+TEST_CASE("a binlog position packs into a row's input position and back", "[cdc]") {
+  const BinlogPosition at{"mariadb-bin.000012", 4711};
+  REQUIRE(at.packed().has_value());
+  CHECK(*at.packed() >= 0);
+  CHECK(BinlogPosition::unpacked(*at.packed(), "mariadb-bin.000003") == at);
+  // Past six digits the number grows, and so does the name.
+  const BinlogPosition far{"binlog.1000000", (uint64_t{1} << 32) - 1};
+  REQUIRE(far.packed().has_value());
+  CHECK(BinlogPosition::unpacked(*far.packed(), "binlog.000001") == far);
+  // In binlog order, as the positions are.
+  CHECK(*BinlogPosition{"mariadb-bin.000012", 5000}.packed() > *at.packed());
+  CHECK(*BinlogPosition{"mariadb-bin.000013", 4}.packed() > *at.packed());
+  // What does not fit is not packed.
+  CHECK_FALSE(BinlogPosition{"mariadb-bin.000012", uint64_t{1} << 32}.packed());
+  CHECK_FALSE(BinlogPosition{"no-number", 4}.packed());
+}

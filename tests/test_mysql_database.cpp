@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 
+#include "sluice/connectors/mysql_binlog.hpp"
 #include "sluice/connectors/mysql_cdc_source.hpp"
 #include "sluice/connectors/mysql_xa.hpp"
 #include "sluice/tests/mysql_support.hpp"
@@ -987,6 +989,7 @@ TEST_CASE(
   const std::string db = shop.url().database;
   const std::string job = testing::unique_name("letters");
   const testing::PreparedGuard guard(job);
+  const BinlogPosition start = current_binlog_position(sql);
   testing::BackgroundCommand run(
       whole_database_command(db, replica.url().database, job, dir, "lenient", delivery) +
       " --set sink.on-error=dead-letter --set sink.dead-letter.table=refused 2>&1");
@@ -998,8 +1001,8 @@ TEST_CASE(
   const auto letters = [&] {
     try {
       return target.query(
-          "SELECT source_table, target_table, change_key, change_kind, error_code, error FROM "
-          "refused ORDER BY id");
+          "SELECT source_table, target_table, change_key, change_kind, error_code, error, "
+          "position FROM refused ORDER BY id");
     } catch (const MySqlError&) {
       return std::vector<std::vector<std::optional<std::string>>>{};
     }
@@ -1026,6 +1029,15 @@ TEST_CASE(
     CHECK(row.at(4) == "4025");  // ER_CONSTRAINT_FAILED
     CHECK_THAT(row.at(5).value_or(""), Catch::Contains("CONSTRAINT `positive` failed"));
     keys.push_back(row.at(2).value_or("") + " " + row.at(3).value_or(""));
+    // Read by the snapshot, or where the binlog has it.
+    const std::string position = row.at(6).value_or("");
+    INFO(keys.back() << " from " << position);
+    const std::set<std::string> snapshot = {"id=1", "id=2", "id=3", "id=4"};
+    const std::string from = snapshot.contains(row.at(2).value_or("")) ? "the snapshot at " : "";
+    REQUIRE_THAT(position, Catch::StartsWith(from + "binlog "));
+    const auto at = BinlogPosition::parse(position.substr(from.size() + 7));
+    REQUIRE(at.has_value());
+    CHECK(*at >= start);
   }
   std::sort(keys.begin(), keys.end());
   CHECK(keys == std::vector<std::string>{"id=1 +I", "id=10 +U", "id=2 +I", "id=3 +I", "id=31 +I",
