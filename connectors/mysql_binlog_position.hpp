@@ -22,8 +22,9 @@ struct BinlogPosition {
   friend bool operator==(const BinlogPosition&, const BinlogPosition&) = default;
 
   /// As a row's input position (Batch::position()): the file's number and
-  /// the offset in one non-negative integer; nullopt where they do not fit
-  /// (a number past 2^31, an offset past 4 GiB).
+  /// the offset in one integer, at least 0 and below 2^62, in binlog order;
+  /// nullopt where they do not fit (a number of more than nine digits, an
+  /// offset past 4 GiB).
   std::optional<int64_t> packed() const;
   /// The position that packed() gave `packed`, in a binlog whose files are
   /// named as `like` is.
