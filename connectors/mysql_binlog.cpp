@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdlib>
 #include <set>
 
@@ -116,7 +117,9 @@ std::optional<BinlogPosition> BinlogPosition::parse(const std::string& text) {
 std::optional<int64_t> BinlogPosition::packed() const {
   const std::string_view number = split_file(file).second;
   if (number.empty() || number.size() > 9 || offset >= (uint64_t{1} << 32)) return std::nullopt;
-  return static_cast<int64_t>(std::stoull(std::string(number)) << 32 | offset);
+  uint64_t n = 0;
+  std::from_chars(number.data(), number.data() + number.size(), n);
+  return static_cast<int64_t>(n << 32 | offset);
 }
 
 BinlogPosition BinlogPosition::unpacked(int64_t packed, const std::string& like) {
