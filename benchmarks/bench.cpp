@@ -26,7 +26,7 @@ std::vector<Benchmark> all_benchmarks() {
   return {pipeline_benchmark(),     checkpoint_benchmark(), flush_signal_benchmark(),
           latency_benchmark(),      memory_benchmark(),     mysql_upsert_benchmark(),
           mysql_hotkey_benchmark(), mysql_xa_benchmark(),   batch_layout_benchmark(),
-          cdc_benchmark(),          database_benchmark()};
+          cdc_benchmark(),          database_benchmark(),   database_from_empty_benchmark()};
 }
 
 double median_of(std::vector<double> values) {

@@ -270,10 +270,11 @@ BenchSample commit_to_visible(uint64_t rows, int rate) {
            {"p99 commit to visible, ms", percentile(visible_after, 0.99) / 1e3}}};
 }
 
-// A sysbench-like table (sbtest): the databases the database benchmark
-// replicates from and into.
+// A sysbench-like table (sbtest, with its secondary key on k): the
+// databases the database benchmarks replicate from and into.
 constexpr char kSbtest[] =
-    "(id INT PRIMARY KEY, k INT NOT NULL, c CHAR(120) NOT NULL, pad CHAR(60) NOT NULL)";
+    "(id INT PRIMARY KEY, k INT NOT NULL, c CHAR(120) NOT NULL, pad CHAR(60) NOT NULL, "
+    "KEY k_1 (k))";
 constexpr char kShop[] = "sluice_bench_tables_source";
 constexpr char kCopy[] = "sluice_bench_tables_target";
 // Rows per statement: a transaction of 1000 rows writes 10 tables of 100.
@@ -285,46 +286,103 @@ MySqlUrl database_url(const std::string& database) {
   return url;
 }
 
-// `tables` sbtest tables in kShop, and an empty kCopy; `rows` inserted
-// into them and then each updated once, in transactions of 1000 rows
-// (statements of kRowsPerStatement rows, each into the next table), after
-// `start`, the binlog's position before them. Returns how long the
-// server took to make those changes.
-double write_sbtest(MySqlConnection& sql, int tables, uint64_t rows, BinlogPosition& start) {
+// How the benchmarked changes meet their tables.
+enum class SbtestLoad {
+  // sysbench's `prepare` then a write-only `run`: the tables, source and
+  // target, hold the rows before; the changes update them (k, or k and
+  // c), or delete and insert them again.
+  kPrepared,
+  // The tables empty at the start, source and target (the target created
+  // by the sink): the rows inserted, then each updated once.
+  kFromEmpty,
+};
+
+// Runs the statements `write(table, first, last)` makes for the rows
+// first..last, kRowsPerStatement at a time, each range into the next of
+// `tables` tables of kShop, in transactions of 1000 rows. Returns how
+// long the server took.
+double in_transactions(
+    MySqlConnection& sql, int tables, uint64_t rows,
+    const std::function<std::vector<std::string>(const std::string&, uint64_t, uint64_t)>& write) {
+  const auto began = Clock::now();
+  for (uint64_t at = 0; at < rows; at += 1000) {
+    sql.execute("START TRANSACTION");
+    for (uint64_t first = at; first < std::min(at + 1000, rows); first += kRowsPerStatement) {
+      const std::string table =
+          std::string(kShop) + ".sbtest" + std::to_string((first / kRowsPerStatement) % tables + 1);
+      for (const std::string& statement :
+           write(table, first + 1, std::min(first + kRowsPerStatement, rows))) {
+        sql.execute(statement);
+      }
+    }
+    sql.execute("COMMIT");
+  }
+  return seconds_since(began);
+}
+
+std::string insert_sbtest(const std::string& table, uint64_t first, uint64_t last, int k_offset) {
+  return "INSERT INTO " + table + " SELECT seq, seq % 1000 + " + std::to_string(k_offset) +
+         ", REPEAT('c', 120), REPEAT('p', 60) FROM seq_" + std::to_string(first) + "_to_" +
+         std::to_string(last);
+}
+
+std::string where_ids(uint64_t first, uint64_t last) {
+  return " WHERE id BETWEEN " + std::to_string(first) + " AND " + std::to_string(last);
+}
+
+// `tables` sbtest tables in kShop, and kCopy (with a copy of them where
+// `load` is kPrepared); then the benchmarked changes to `rows` rows
+// (each changes k, so that the row changed last tells when a copy has
+// caught up), after `start`, the binlog's position before them. Returns
+// how long the server took to make the changes.
+double write_sbtest(MySqlConnection& sql, SbtestLoad load, int tables, uint64_t rows,
+                    BinlogPosition& start) {
   for (const char* database : {kShop, kCopy}) {
     sql.execute(std::string("DROP DATABASE IF EXISTS ") + database);
     sql.execute(std::string("CREATE DATABASE ") + database);
   }
-  const auto table_of = [&](uint64_t first) {
-    return std::string(kShop) + ".sbtest" +
-           std::to_string((first / kRowsPerStatement) % tables + 1);
-  };
   for (int t = 1; t <= tables; ++t) {
     sql.execute(std::string("CREATE TABLE ") + kShop + ".sbtest" + std::to_string(t) + " " +
                 kSbtest);
   }
-  start = current_binlog_position(sql);
-  const auto began = Clock::now();
-  for (const bool update : {false, true}) {
-    for (uint64_t at = 0; at < rows; at += 1000) {
-      sql.execute("START TRANSACTION");
-      for (uint64_t first = at; first < std::min(at + 1000, rows); first += kRowsPerStatement) {
-        const std::string range = std::to_string(first + 1) + "_to_" +
-                                  std::to_string(std::min(first + kRowsPerStatement, rows));
-        sql.execute(update ? "UPDATE " + table_of(first) +
-                                 " SET k = k + 1, c = REPEAT('u', 120) "
-                                 "WHERE id BETWEEN " +
-                                 std::to_string(first + 1) + " AND " +
-                                 std::to_string(first + kRowsPerStatement)
-                           : "INSERT INTO " + table_of(first) +
-                                 " SELECT seq, seq % 1000, REPEAT('c', 120), REPEAT('p', 60) "
-                                 "FROM seq_" +
-                                 range);
-      }
-      sql.execute("COMMIT");
+  const auto insert = [](const std::string& table, uint64_t first, uint64_t last) {
+    return std::vector<std::string>{insert_sbtest(table, first, last, 0)};
+  };
+  if (load == SbtestLoad::kPrepared) {
+    in_transactions(sql, tables, rows, insert);
+    for (int t = 1; t <= tables; ++t) {
+      const std::string name = ".sbtest" + std::to_string(t);
+      sql.execute(std::string("CREATE TABLE ") + kCopy + name + " LIKE " + kShop + name);
+      sql.execute(std::string("INSERT INTO ") + kCopy + name + " SELECT * FROM " + kShop + name);
     }
   }
-  return seconds_since(began);
+  start = current_binlog_position(sql);
+  if (load == SbtestLoad::kPrepared) {
+    // sysbench's oltp_write_only in ranges: an index update, a non-index
+    // one (here with the index too), and a delete with its insert.
+    return in_transactions(
+        sql, tables, rows, [](const std::string& table, uint64_t first, uint64_t last) {
+          switch ((first / kRowsPerStatement) % 3) {
+            case 0:
+              return std::vector<std::string>{"UPDATE " + table + " SET k = k + 1" +
+                                              where_ids(first, last)};
+            case 1:
+              return std::vector<std::string>{"UPDATE " + table +
+                                              " SET k = k + 1, c = REPEAT('u', 120)" +
+                                              where_ids(first, last)};
+            default:
+              return std::vector<std::string>{"DELETE FROM " + table + where_ids(first, last),
+                                              insert_sbtest(table, first, last, 1000)};
+          }
+        });
+  }
+  return in_transactions(sql, tables, rows, insert) +
+         in_transactions(sql, tables, rows,
+                         [](const std::string& table, uint64_t first, uint64_t last) {
+                           return std::vector<std::string>{"UPDATE " + table +
+                                                           " SET k = k + 1, c = REPEAT('u', 120)" +
+                                                           where_ids(first, last)};
+                         });
 }
 
 // The sum of k over the `tables` tables of `database`; -1 while one is
@@ -342,14 +400,17 @@ int64_t sum_of_k(MySqlConnection& sql, const char* database, int tables) {
   }
 }
 
-// The binlog's inserts and updates of `rows` rows over `tables` tables,
-// applied by mysql-to-mysql of several tables (source.tables), its targets
-// created by the sink: how long until the copy holds them all, and the
-// peak memory meanwhile.
-BenchSample tables_into_mysql(int tables, uint64_t rows) {
+// The binlog's changes to `rows` rows over `tables` tables (write_sbtest),
+// applied by mysql-to-mysql of several tables (source.tables), missing
+// targets created by the sink: how long until the copy holds them all,
+// and the peak memory meanwhile.
+BenchSample tables_into_mysql(SbtestLoad load, int tables, uint64_t rows) {
   MySqlConnection sql(bench_url());
   BinlogPosition start;
-  const double written = write_sbtest(sql, tables, rows, start);
+  const double written = write_sbtest(sql, load, tables, rows, start);
+  // An update's two images, a delete and its insert; or an insert and
+  // an update.
+  const uint64_t records = rows * (load == SbtestLoad::kPrepared ? 2 : 3);
   const int64_t want = sum_of_k(sql, kShop, tables);
   // The row the binlog changes last, as it is in the end: once the copy
   // has it, a sum over every table (a scan of them all, which polled
@@ -393,37 +454,49 @@ BenchSample tables_into_mysql(int tables, uint64_t rows) {
       std::chrono::milliseconds(20), 600, "mysql-to-mysql of " + std::to_string(tables) + " tables",
       RuntimeOptions{}.flush_interval);
   const Rss after = read_rss();
-  return {rows * 3,  // an insert, and an update's two images
+  return {records,
           seconds,
           {{"peak RSS, MB", static_cast<double>(after.peak) / 1e6},
            {"RSS before, MB", static_cast<double>(before.now) / 1e6},
            // The server's own statements making the changes, for scale:
            // how many tables cost the server too.
-           {"the source's statements, records/s", static_cast<double>(rows * 3) / written},
+           {"the source's statements, records/s", static_cast<double>(records) / written},
            {"rate as a share of the source's statements'", written / seconds}}};
 }
 
-}  // namespace
-
-Benchmark database_benchmark() {
+Benchmark database_benchmark(SbtestLoad load) {
+  const bool prepared = load == SbtestLoad::kPrepared;
   return {
-      .name = "database",
+      .name = prepared ? "database" : "database-from-empty",
       .description =
-          "mysql-to-mysql of several tables: inserts and updates of the same rows spread over "
-          "100 sysbench-like tables, against one table, from the binlog into MySQL, flushed "
-          "every second (the default); the peak memory of each, and how fast the source's own "
-          "statements made the changes",
+          std::string("mysql-to-mysql of several tables: ") +
+          (prepared ? "sysbench's write-only changes (updates; deletes with their inserts) to "
+                      "the rows of 100 prepared sysbench-like tables, against the same rows "
+                      "in one table,"
+                    : "the same rows inserted into 100 new sysbench-like tables and then "
+                      "updated, against one table,") +
+          " from the binlog into MySQL, flushed every second (the default); the peak memory "
+          "of each, and how fast the source's own statements made the changes",
       .scenarios =
-          [](const BenchSettings& settings) {
-            const uint64_t rows = settings.quick ? 20'000 : 200'000;
+          [=](const BenchSettings& settings) {
+            // Full: prepared, sysbench's default table size (10,000 rows)
+            // in each of the 100 tables, a run long enough that the last
+            // changes' wait for the flush interval weighs little.
+            const uint64_t rows = settings.quick ? 20'000 : prepared ? 1'000'000 : 200'000;
             return std::vector<BenchScenario>{
-                {"baseline: one table", true, [=] { return tables_into_mysql(1, rows); }},
-                {"100 tables", false, [=] { return tables_into_mysql(100, rows); }},
+                {"baseline: one table", true, [=] { return tables_into_mysql(load, 1, rows); }},
+                {"100 tables", false, [=] { return tables_into_mysql(load, 100, rows); }},
             };
           },
       .unavailable = no_server,
   };
 }
+
+}  // namespace
+
+Benchmark database_benchmark() { return database_benchmark(SbtestLoad::kPrepared); }
+
+Benchmark database_from_empty_benchmark() { return database_benchmark(SbtestLoad::kFromEmpty); }
 
 Benchmark cdc_benchmark() {
   return {

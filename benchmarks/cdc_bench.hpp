@@ -10,8 +10,13 @@ namespace sluice {
 Benchmark cdc_benchmark();
 
 /// `database`: mysql-to-mysql of several tables (source.tables) applying
-/// the same rows spread over 100 tables of a sysbench-like schema against
-/// one table, and the memory each run peaks at.
+/// sysbench's write-only changes to the rows of 100 prepared tables of a
+/// sysbench-like schema, against the same rows in one table, and the
+/// memory each run peaks at.
 Benchmark database_benchmark();
+
+/// `database-from-empty`: the same, the rows inserted into new tables
+/// (whose files the server grows as they fill) and then updated.
+Benchmark database_from_empty_benchmark();
 
 }  // namespace sluice

@@ -31,7 +31,8 @@ TEST_CASE("sluice bench --quick runs every benchmark and reports it against its 
   }
   CHECK(names == std::vector<std::string>{"pipeline", "checkpoint", "flush-signal", "latency",
                                           "memory", "mysql-upsert", "mysql-hotkey", "mysql-xa",
-                                          "batch-layout", "cdc", "database"});
+                                          "batch-layout", "cdc", "database",
+                                          "database-from-empty"});
   const auto& pipeline = json.at("benchmarks").at(0).at("scenarios");
   REQUIRE(pipeline.size() == 7);
   for (const auto& scenario : pipeline) {
