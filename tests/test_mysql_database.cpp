@@ -10,6 +10,7 @@
 #include "sluice/connectors/mysql_binlog.hpp"
 #include "sluice/connectors/mysql_cdc_source.hpp"
 #include "sluice/connectors/mysql_xa.hpp"
+#include "sluice/tests/every_type.hpp"
 #include "sluice/tests/mysql_support.hpp"
 #include "sluice/tests/support.hpp"
 
@@ -247,6 +248,104 @@ TEST_CASE(
   }
   // Not matched, so neither read nor created.
   CHECK_FALSE(target.find_table("audit_log"));
+  check_nothing_prepared(target, job);
+}
+
+TEST_CASE(
+    "mysql-to-mysql with source.tables creates targets of every column type and key type like "
+    "their sources, and copies every value exactly from the snapshot and the binlog, across a "
+    "kill",
+    "[mysql][cdc]") {
+  const std::string delivery = GENERATE("at-least-once", "exactly-once");
+  INFO("sink.delivery=" << delivery);
+  testing::TempDir dir;
+  testing::TestDatabase source;
+  testing::TestDatabase replica;
+  const std::string db = source.url().database;
+  const std::string copy = replica.url().database;
+  const std::string job = testing::unique_name("types");
+  const testing::PreparedGuard guard(job);
+  MySqlConnection sql(source.url());
+  sql.execute("SET time_zone = '+00:00'");
+  sql.execute(std::string("CREATE TABLE every_type (") + testing::kEveryType + ")");
+  for (const std::string& row : testing::kEveryTypeRows)
+    sql.execute("INSERT INTO every_type VALUES " + row);
+  std::vector<std::string> tables = {"every_type"};
+  for (const testing::KeyCase& c : testing::kKeyCases) {
+    const std::string table = "key_" + std::to_string(tables.size());
+    sql.execute("CREATE TABLE " + table + " (" + c.columns + ", v INT, PRIMARY KEY (" + c.key +
+                "))");
+    sql.execute("INSERT INTO " + table + " SELECT " + c.values + ", seq FROM seq_1_to_" +
+                std::to_string(c.rows));
+    tables.push_back(table);
+  }
+  const std::string command = whole_database_command(db, copy, job, dir, "evolve", delivery) +
+                              " --set source.snapshot.chunk-rows=7";
+  MySqlConnection target(replica.url());
+  const auto checksum = [](MySqlConnection& on, const std::string& database,
+                           const std::string& table) {
+    return on.query("CHECKSUM TABLE " + quote_identifier(database) + "." + table)
+        .at(0)
+        .at(1)
+        .value_or("NULL");
+  };
+  // The first table whose target differs from it, and how; empty when none.
+  const auto difference = [&]() -> std::string {
+    for (const std::string& table : tables) {
+      if (!target.find_table(table)) return table + ": no target yet";
+      if (shape_of(target, copy, table) != shape_of(sql, db, table)) return table + ": shape";
+      if (checksum(target, copy, table) != checksum(sql, db, table)) return table + ": rows";
+    }
+    return "";
+  };
+  // Which columns of every_type differ, in which rows.
+  const auto every_type_differences = [&] {
+    std::string differ;
+    for (const auto& column :
+         sql.query("SELECT COLUMN_NAME FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = " +
+                   sql.quote(db) + " AND TABLE_NAME = 'every_type'")) {
+      const std::string c = *column.at(0);
+      for (const auto& row :
+           sql.query("SELECT s.id FROM every_type s LEFT JOIN " + quote_identifier(copy) +
+                     ".every_type t ON t.id = s.id WHERE NOT (s." + c + " <=> t." + c + ")")) {
+        differ += " " + c + " (row " + *row.at(0) + ")";
+      }
+    }
+    return differ;
+  };
+  const auto in_sync = [&] { return difference().empty(); };
+  const size_t half = testing::kEveryTypeUpdates.size() / 2;
+  {
+    // The snapshot, then binlog changes, and a kill.
+    testing::BackgroundCommand run(command + " 2>&1");
+    const bool snapshot = testing::wait_until(in_sync);
+    INFO(difference() << every_type_differences() << "\n" << run.output());
+    REQUIRE(snapshot);
+    for (size_t u = 0; u < half; ++u)
+      sql.execute(testing::with_table(testing::kEveryTypeUpdates[u], "every_type"));
+    for (size_t t = 1; t < tables.size(); ++t)
+      sql.execute("UPDATE " + tables[t] + " SET v = -v WHERE v % 3 = 0");
+    const bool binlog = testing::wait_until(in_sync);
+    INFO(difference() << every_type_differences() << "\n" << run.output());
+    REQUIRE(binlog);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // checkpoints in the binlog
+    const auto killed = run.kill();
+    INFO(killed.output);
+    CHECK(killed.status == 137);
+  }
+  // Changed while the job is down, then restored.
+  for (size_t u = half; u < testing::kEveryTypeUpdates.size(); ++u)
+    sql.execute(testing::with_table(testing::kEveryTypeUpdates[u], "every_type"));
+  for (size_t t = 1; t < tables.size(); ++t)
+    sql.execute("DELETE FROM " + tables[t] + " WHERE v % 3 = 1");
+  testing::BackgroundCommand run(command + " 2>&1");
+  const bool synced = testing::wait_until(in_sync);
+  INFO(difference() << every_type_differences());
+  const auto finished = run.signal(SIGINT);
+  INFO(finished.output);
+  CHECK_THAT(finished.output, Catch::Contains("resuming the binlog"));
+  CHECK(synced);
+  CHECK(finished.status == 130);
   check_nothing_prepared(target, job);
 }
 
