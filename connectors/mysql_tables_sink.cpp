@@ -61,6 +61,39 @@ struct MadeAt {
 // How long an ALTER TABLE of a target waits for the table's lock.
 constexpr std::chrono::seconds kAlterLockWait{120};
 
+// Exactly-once, each table's sink holds a connection from the start (it
+// recovers its transactions there) and a second one while a checkpoint's
+// transaction waits to commit and the next one is open. A server that
+// cannot take the first of them would fail the job at one of its tables
+// with "Too many connections": say so at once, naming the setting.
+void check_connections(MySqlConnection& connection, size_t tables) {
+  const auto limit = connection.query("SELECT @@max_connections");
+  const auto connected = connection.query("SHOW GLOBAL STATUS LIKE 'Threads_connected'");
+  if (limit.empty() || connected.empty()) return;
+  const uint64_t max = std::stoull(limit.at(0).at(0).value_or("0"));
+  const uint64_t used = std::stoull(connected.at(0).at(1).value_or("0"));
+  const uint64_t spare = max > used ? max - used : 0;
+  const std::string need =
+      std::to_string(tables) + " tables need " + std::to_string(tables) + " to " +
+      std::to_string(2 * tables) +
+      " connections, and the server has max_connections=" + std::to_string(max) + " with " +
+      std::to_string(used) + " in use";
+  if (tables > spare) {
+    throw ConfigError(
+        "sink.delivery=exactly-once writes each table in XA transactions of its own, on a "
+        "connection of its own (two while a checkpoint commits): " +
+        need +
+        "; raise max_connections, capture fewer tables in one job, or use "
+        "sink.delivery=at-least-once, whose tables share one connection");
+  }
+  if (2 * tables > spare) {
+    spdlog::warn(
+        "mysql sink: sink.delivery=exactly-once: {}; a checkpoint that commits while every table "
+        "has written may find no connection free",
+        need);
+  }
+}
+
 // What one table's sink sees of the engine: the sink's context, with its
 // state kept under the table's name, and its own operator name, which
 // keeps its XA transactions apart from the other tables'. Its counters are
@@ -724,8 +757,12 @@ class MySqlTablesSink final : public Sink {
   // by an earlier run that never took a checkpoint, or by hand) is brought
   // to the source's columns as a change from its own to those would be,
   // as behavior_ says. A restore leaves them as they are: they may be ahead.
+  // Exactly-once, the server must have a connection for each table first.
   void prepare_targets() {
     MySqlConnection connection(options_.url);
+    if (options_.delivery == MySqlSinkOptions::Delivery::kExactlyOnce) {
+      check_connections(connection, tables_.size());
+    }
     for (size_t t = 0; t < tables_.size(); ++t) {
       const MySqlTableTarget& target = targets_[t];
       if (const std::optional<TableInfo> found = connection.find_table(target.table)) {

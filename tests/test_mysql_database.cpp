@@ -1344,3 +1344,38 @@ TEST_CASE(
   }
   check_nothing_prepared(target, job);
 }
+
+TEST_CASE(
+    "mysql-to-mysql with source.tables refuses exactly-once over more tables than the server has "
+    "connections for, naming max_connections, before it writes",
+    "[mysql][cdc][serial]") {
+  testing::TempDir dir;
+  testing::TestDatabase source;
+  testing::TestDatabase replica;
+  const std::string job = testing::unique_name("connections");
+  MySqlConnection sql(source.url());
+  for (int t = 0; t < 12; ++t)
+    sql.execute("CREATE TABLE t" + std::to_string(t) + " (id INT PRIMARY KEY, v INT)");
+  sql.execute("INSERT INTO t0 VALUES (1, 1)");
+  // A server with a few connections more than it has in use: enough for
+  // the source, not for a connection per table.
+  struct Limit {
+    MySqlConnection& sql;
+    std::string was;
+    ~Limit() { sql.execute("SET GLOBAL max_connections = " + was); }
+  } limit{sql, sql.query("SELECT @@max_connections").at(0).at(0).value_or("151")};
+  const uint64_t used = std::stoull(
+      sql.query("SHOW GLOBAL STATUS LIKE 'Threads_connected'").at(0).at(1).value_or("0"));
+  sql.execute("SET GLOBAL max_connections = " + std::to_string(used + 8));
+  const testing::CommandResult run =
+      testing::run_command(whole_database_command(source.url().database, replica.url().database,
+                                                  job, dir, "evolve", "exactly-once") +
+                           " 2>&1");
+  INFO(run.output);
+  CHECK(run.status == 2);
+  CHECK_THAT(run.output, Catch::Contains("12 tables need 12 to 24 connections") &&
+                             Catch::Contains("max_connections=") &&
+                             Catch::Contains("sink.delivery=at-least-once"));
+  MySqlConnection target(replica.url());
+  CHECK_FALSE(target.find_table("t0"));
+}
