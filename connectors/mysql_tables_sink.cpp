@@ -38,6 +38,10 @@ bool same_name(const std::string& a, const std::string& b);
 
 // Where the sink notes the last schema change it made to each target.
 constexpr char kMadeTable[] = "`sluice_schema_changes`";
+// Where the sink notes the targets it created in a run that has not yet
+// completed a checkpoint: no checkpoint names their tables, so a later
+// run starting afresh would not know them (see drop_leftovers()).
+constexpr char kCreatedTable[] = "`sluice_created_tables`";
 
 // Where a schema change is, as kMadeTable has it: its place in the binlog,
 // and among the changes of its statement ("mariadb-bin.000002:831#1"; the
@@ -390,6 +394,13 @@ class MySqlTablesSink final : public Sink {
     for (const auto& sink : sinks_) {
       if (sink) sink->notify_checkpoint_complete(id);
     }
+    // The checkpoint names every table the job has: a restore knows them.
+    if (!checkpointed_ && noted_created_) {
+      MySqlConnection connection(options_.url);
+      connection.execute(std::string("DELETE FROM ") + kCreatedTable +
+                         " WHERE job = " + connection.quote(context_->subtask().job_name));
+    }
+    checkpointed_ = true;
   }
   void notify_checkpoint_aborted(int64_t id) override {
     for (const auto& sink : sinks_) {
@@ -613,6 +624,7 @@ class MySqlTablesSink final : public Sink {
     for (const std::string& sql : target_statements(connection, t, target, change)) {
       run_refusable(connection, sql);
     }
+    if (!target && change.kind == Kind::kCreated) note_created(connection, name);
     if (at && change.kind != Kind::kReread) {
       connection.execute(std::string("REPLACE INTO ") + kMadeTable + " VALUES (" +
                          connection.quote(contexts_[t]->subtask().job_name) + ", " +
@@ -763,6 +775,7 @@ class MySqlTablesSink final : public Sink {
     if (options_.delivery == MySqlSinkOptions::Delivery::kExactlyOnce) {
       check_connections(connection, tables_.size());
     }
+    if (!restored_) drop_leftovers(connection);
     for (size_t t = 0; t < tables_.size(); ++t) {
       const MySqlTableTarget& target = targets_[t];
       if (const std::optional<TableInfo> found = connection.find_table(target.table)) {
@@ -792,7 +805,57 @@ class MySqlTablesSink final : public Sink {
         // Created meanwhile by another run: it is checked like any target.
         if (e.code() != 1050) throw;  // ER_TABLE_EXISTS_ERROR
       }
+      note_created(connection, target.table);
     }
+  }
+
+  // Notes that this run created `target`, until a checkpoint completes.
+  void note_created(MySqlConnection& connection, const std::string& target) {
+    if (checkpointed_ || restored_) return;  // a checkpoint names its table
+    if (!noted_created_) {
+      connection.execute(std::string("CREATE TABLE IF NOT EXISTS ") + kCreatedTable +
+                         " (job VARCHAR(255) NOT NULL, target VARCHAR(64) NOT NULL, "
+                         "PRIMARY KEY (job, target))");
+      noted_created_ = true;
+    }
+    connection.execute(std::string("REPLACE INTO ") + kCreatedTable + " VALUES (" +
+                       connection.quote(context_->subtask().job_name) + ", " +
+                       connection.quote(target) + ")");
+  }
+
+  // Starting afresh: the targets an earlier run of the job created and
+  // that no table of this one has (their tables dropped or renamed in the
+  // source since: that run was stopped before any checkpoint named them)
+  // go, under kEvolve and kTryEvolve, as the source's DROP TABLE would
+  // have taken them.
+  void drop_leftovers(MySqlConnection& connection) {
+    std::vector<std::vector<std::optional<std::string>>> created;
+    const std::string job = connection.quote(context_->subtask().job_name);
+    try {
+      created = connection.query(std::string("SELECT target FROM ") + kCreatedTable +
+                                 " WHERE job = " + job);
+    } catch (const MySqlError& e) {
+      if (e.code() == 1146) return;  // ER_NO_SUCH_TABLE: none noted
+      throw;
+    }
+    const bool evolve =
+        behavior_ == SchemaChangeBehavior::kEvolve || behavior_ == SchemaChangeBehavior::kTryEvolve;
+    for (const auto& row : created) {
+      const std::string target = row.at(0).value_or("");
+      const bool ours = std::any_of(targets_.begin(), targets_.end(),
+                                    [&](const auto& to) { return same_name(to.table, target); });
+      if (ours) continue;
+      if (evolve) {
+        spdlog::info(
+            "mysql sink: table '{}', created by a run of this job stopped before its first "
+            "checkpoint, has no source table now: dropped",
+            target);
+        connection.execute("DROP TABLE IF EXISTS " + quote_identifier(target));
+      }
+      connection.execute(std::string("DELETE FROM ") + kCreatedTable + " WHERE job = " + job +
+                         " AND target = " + connection.quote(target));
+    }
+    noted_created_ = !created.empty();
   }
 
   const MySqlSinkOptions options_;
@@ -841,6 +904,8 @@ class MySqlTablesSink final : public Sink {
   // the run resumed from, until its next schema change (open_table()).
   std::vector<bool> gone_;
   bool restored_ = false;  // the run resumed from a checkpoint
+  bool checkpointed_ = false;   // a checkpoint of this run completed
+  bool noted_created_ = false;  // kCreatedTable holds targets of this job
 };
 
 // Whether column names `a` and `b` name the same column (names are
