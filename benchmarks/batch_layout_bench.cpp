@@ -15,10 +15,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 // The generated values: an id that counts, a value derived from it.
 int64_t value_of(int64_t id) { return (id * 2654435761) % 1000; }
 bool keep_id(int64_t id) { return id % 8 != 0; }

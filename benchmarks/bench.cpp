@@ -17,16 +17,25 @@
 #include "sluice/benchmarks/memory_bench.hpp"
 #include "sluice/benchmarks/mysql_bench.hpp"
 #include "sluice/benchmarks/pipeline_bench.hpp"
+#include "sluice/benchmarks/replication_bench.hpp"
 #include "sluice/engine/common/error.hpp"
 
 namespace sluice {
 namespace {
 
 std::vector<Benchmark> all_benchmarks() {
-  return {pipeline_benchmark(),     checkpoint_benchmark(), flush_signal_benchmark(),
-          latency_benchmark(),      memory_benchmark(),     mysql_upsert_benchmark(),
-          mysql_hotkey_benchmark(), mysql_xa_benchmark(),   batch_layout_benchmark(),
-          cdc_benchmark(),          database_benchmark(),   database_from_empty_benchmark()};
+  std::vector<Benchmark> all = {
+      pipeline_benchmark(),     checkpoint_benchmark(), flush_signal_benchmark(),
+      latency_benchmark(),      memory_benchmark(),     mysql_upsert_benchmark(),
+      mysql_hotkey_benchmark(), mysql_xa_benchmark(),   batch_layout_benchmark(),
+      cdc_benchmark(),          database_benchmark(),   database_from_empty_benchmark()};
+  for (Benchmark& b : replication_benchmarks()) all.push_back(std::move(b));
+  return all;
+}
+
+// Whether `name` selects `benchmark`: its own name, or its group's.
+bool selects(const std::string& name, const Benchmark& benchmark) {
+  return name == benchmark.name || (!benchmark.group.empty() && name == benchmark.group);
 }
 
 double median_of(std::vector<double> values) {
@@ -99,16 +108,22 @@ int run_benchmarks(const BenchOptions& options) {
   std::vector<Benchmark> selected;
   for (const auto& benchmark : all_benchmarks()) {
     if (options.names.empty() ||
-        std::find(options.names.begin(), options.names.end(), benchmark.name) !=
-            options.names.end()) {
+        std::any_of(options.names.begin(), options.names.end(),
+                    [&](const std::string& name) { return selects(name, benchmark); })) {
       selected.push_back(benchmark);
     }
   }
   for (const auto& name : options.names) {
     if (std::none_of(selected.begin(), selected.end(),
-                     [&](const Benchmark& b) { return b.name == name; })) {
+                     [&](const Benchmark& b) { return selects(name, b); })) {
       std::string known;
-      for (const auto& b : all_benchmarks()) known += (known.empty() ? "" : ", ") + b.name;
+      std::string group;
+      for (const auto& b : all_benchmarks()) {
+        if (!b.group.empty() && b.group == group) continue;
+        group = b.group;
+        known +=
+            (known.empty() ? "" : ", ") + (group.empty() ? b.name : group + " (" + b.name + ", …)");
+      }
       throw ConfigError("unknown benchmark '" + name + "'; the benchmarks are: " + known);
     }
   }

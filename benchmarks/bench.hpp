@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -46,11 +47,18 @@ struct BenchSettings {
 /// scenario is reported with its ratio to each baseline of its group.
 struct Benchmark {
   std::string name;
+  /// Optional: a name that selects this benchmark with others of its group.
+  std::string group;
   std::string description;
   std::function<std::vector<BenchScenario>(const BenchSettings&)> scenarios;
   /// Optional: why the benchmark cannot run here (no server); empty = it can.
   std::function<std::string()> unavailable;
 };
+
+/// Seconds from `start` to now.
+inline double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 /// The `p` quantile (0 to 1) of `values`, which it sorts; 0 when empty.
 double percentile(std::vector<int64_t>& values, double p);

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "sluice/benchmarks/bench.hpp"
+#include "sluice/benchmarks/bench_mysql.hpp"
 #include "sluice/connectors/basic_sinks.hpp"
 #include "sluice/connectors/mysql_binlog.hpp"
 #include "sluice/connectors/mysql_cdc_source.hpp"
@@ -31,24 +32,6 @@ constexpr char kSource[] = "bench_cdc_source";
 constexpr char kTarget[] = "bench_cdc_target";
 constexpr char kColumns[] =
     "(id BIGINT PRIMARY KEY, customer BIGINT, amount DECIMAL(10,2), status VARCHAR(20))";
-
-MySqlUrl bench_url() { return MySqlUrl::parse(std::getenv("SLUICE_MYSQL_URL")); }
-
-std::string no_server() {
-  const char* url = std::getenv("SLUICE_MYSQL_URL");
-  if (url == nullptr) return "no server: set SLUICE_MYSQL_URL (eval \"$(scripts/mariadb env)\")";
-  try {
-    MySqlConnection connection(MySqlUrl::parse(url));
-    current_binlog_position(connection);
-  } catch (const std::exception& e) {
-    return std::string("no server with a binlog: ") + e.what();
-  }
-  return "";
-}
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // An empty table `name`, on `connection`.
 void fresh(MySqlConnection& connection, const std::string& name) {
@@ -153,25 +136,13 @@ BenchSample binlog_read(uint64_t rows) {
   return {read, seconds_since(began), {}};
 }
 
-// Runs `graph` (flushing every 20 ms) until `caught_up()`, asked every
-// `every`, holds, then cancels it: the seconds that took. Throws, naming
-// `what`, if it did not within `limit` seconds.
-double run_until(const JobGraph& graph, const std::function<bool()>& caught_up,
-                 std::chrono::milliseconds every, double limit, const std::string& what,
-                 std::chrono::milliseconds flush_interval = std::chrono::milliseconds(20)) {
-  Executor executor(bench_runtime(flush_interval));
-  const auto began = Clock::now();
-  JobResult result;
-  std::thread job([&] { result = executor.run(graph); });
-  double seconds = 0;
-  while (seconds == 0 && seconds_since(began) < limit) {
-    if (caught_up()) seconds = seconds_since(began);
-    std::this_thread::sleep_for(every);
-  }
-  executor.cancel();
-  job.join();
-  if (seconds == 0) throw std::runtime_error(what + " did not catch up: " + result.error);
-  return seconds;
+// Runs `graph`, flushing every `flush_interval`, until `caught_up()`
+// (sluice::run_until()).
+double run_flushing_until(
+    const JobGraph& graph, const std::function<bool()>& caught_up, std::chrono::milliseconds every,
+    double limit, const std::string& what,
+    std::chrono::milliseconds flush_interval = std::chrono::milliseconds(20)) {
+  return sluice::run_until(graph, bench_runtime(flush_interval), caught_up, every, limit, what);
 }
 
 // `rows` inserts from the binlog into MySQL through the engine, until the
@@ -185,7 +156,7 @@ BenchSample binlog_into_mysql(uint64_t rows) {
   insert_orders(connection, 1, rows);
   JobGraph graph("cdc-bench");
   add_replication(graph, table, MySqlCdcOptions::Startup::kPosition, start);
-  const double seconds = run_until(
+  const double seconds = run_flushing_until(
       graph, [&] { return count_rows(connection, kTarget) == rows; }, std::chrono::milliseconds(5),
       300, "cdc binlog into MySQL");
   return {rows, seconds, {}};
@@ -208,7 +179,7 @@ BenchSample huge_transaction(uint64_t rows) {
   add_replication(graph, table, MySqlCdcOptions::Startup::kPosition, start);
   const std::string updated = std::string("SELECT COUNT(*) FROM ") + kTarget + " t JOIN " +
                               kSource + " s USING (id) WHERE t.amount = s.amount";
-  const double seconds = run_until(
+  const double seconds = run_flushing_until(
       graph, [&] { return std::stoull(connection.query(updated).at(0).at(0).value()) == rows; },
       std::chrono::milliseconds(200), 600, "cdc huge transaction");
   const Rss after = read_rss();
@@ -449,7 +420,7 @@ BenchSample tables_into_mysql(SbtestLoad load, int tables, uint64_t rows) {
   reset_peak_rss();
   const Rss before = read_rss();
   // Flushed at the engine's default interval, as the job is.
-  const double seconds = run_until(
+  const double seconds = run_flushing_until(
       graph, [&] { return k_of_last(kCopy) == final_k && sum_of_k(sql, kCopy, tables) == want; },
       std::chrono::milliseconds(20), 600, "mysql-to-mysql of " + std::to_string(tables) + " tables",
       RuntimeOptions{}.flush_interval);
@@ -488,7 +459,7 @@ Benchmark database_benchmark(SbtestLoad load) {
                 {"100 tables", false, [=] { return tables_into_mysql(load, 100, rows); }},
             };
           },
-      .unavailable = no_server,
+      .unavailable = [] { return no_server(true); },
   };
 }
 
@@ -524,7 +495,7 @@ Benchmark cdc_benchmark() {
                  [=] { return huge_transaction(huge); }},
             };
           },
-      .unavailable = no_server,
+      .unavailable = [] { return no_server(true); },
   };
 }
 

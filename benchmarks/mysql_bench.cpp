@@ -8,6 +8,7 @@
 #include <fstream>
 #include <memory>
 
+#include "sluice/benchmarks/bench_mysql.hpp"
 #include "sluice/connectors/datagen.hpp"
 #include "sluice/connectors/mysql_bulk_statement.hpp"
 #include "sluice/connectors/mysql_connection.hpp"
@@ -24,19 +25,6 @@ const Schema kOrders = Schema::parse(
 constexpr char kTable[] = "bench_orders";
 constexpr char kTableDefinition[] =
     "id BIGINT PRIMARY KEY, customer BIGINT, amount DECIMAL(10,2), status VARCHAR(20)";
-
-std::string no_server() {
-  const char* url = std::getenv("SLUICE_MYSQL_URL");
-  if (url == nullptr) return "no server: set SLUICE_MYSQL_URL (eval \"$(scripts/mariadb env)\")";
-  try {
-    MySqlConnection connection(MySqlUrl::parse(url));
-  } catch (const std::exception& e) {
-    return std::string("no server: ") + e.what();
-  }
-  return "";
-}
-
-MySqlUrl bench_url() { return MySqlUrl::parse(std::getenv("SLUICE_MYSQL_URL")); }
 
 // An empty bench_orders table.
 std::unique_ptr<MySqlConnection> fresh_table() {
@@ -55,10 +43,6 @@ std::vector<Row> changes(const DatagenOptions& gen) {
     for (int i = 0; i < n; ++i) rows.push_back(std::move(out[i]));
   }
   return rows;
-}
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
 // How a sink scenario writes, beyond max-rows.
@@ -195,7 +179,7 @@ Benchmark mysql_xa_benchmark() {
                  [=] { return sink_run(gen, 5000, {.delivery = kExactlyOnce, .parallelism = 2}); }},
             };
           },
-      .unavailable = no_server,
+      .unavailable = [] { return no_server(false); },
   };
 }
 
@@ -214,7 +198,7 @@ Benchmark mysql_upsert_benchmark() {
                 {"sink, upsert mode (max-rows 5000)", false, [=] { return sink_run(gen, 5000); }},
             };
           },
-      .unavailable = no_server,
+      .unavailable = [] { return no_server(false); },
   };
 }
 
@@ -232,7 +216,7 @@ Benchmark mysql_hotkey_benchmark() {
                 {"sink, upsert mode (max-rows 10000)", false, [=] { return sink_run(gen, 10'000); }},
             };
           },
-      .unavailable = no_server,
+      .unavailable = [] { return no_server(false); },
   };
 }
 

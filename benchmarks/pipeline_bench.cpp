@@ -28,10 +28,6 @@ DatagenOptions rows_of_two_bigints(uint64_t rows) {
   return options;
 }
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 BenchSample single_thread_loop(uint64_t rows) {
   const auto start = Clock::now();
   ChangeGenerator generator(rows_of_two_bigints(rows), 0, 1);
