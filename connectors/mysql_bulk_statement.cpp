@@ -31,10 +31,71 @@ const T* values_of(const std::vector<T>& column, std::span<const uint32_t> rows,
   return gathered.data();
 }
 
+// Binds `bind` to the values of `column` (of type `type`) at rows `rows`,
+// gathered into `a` where the column's own cannot be bound.
+void bind_parameter(const ColumnVector& column, TypeId type, std::span<const uint32_t> rows,
+                    bool consecutive, ParameterArrays& a, MYSQL_BIND& bind) {
+  const size_t n = rows.size();
+  std::memset(&bind, 0, sizeof(bind));
+  // A null flag is 0 or 1: STMT_INDICATOR_NONE or STMT_INDICATOR_NULL.
+  static_assert(STMT_INDICATOR_NONE == 0 && STMT_INDICATOR_NULL == 1);
+  bind.u.indicator = reinterpret_cast<char*>(
+      const_cast<uint8_t*>(values_of(column.null_flags(), rows, consecutive, a.nulls)));
+  switch (type) {
+    case TypeId::kBigint:
+      bind.buffer_type = MYSQL_TYPE_LONGLONG;
+      bind.buffer =
+          const_cast<int64_t*>(values_of(column.values<int64_t>(), rows, consecutive, a.integers));
+      break;
+    case TypeId::kDouble:
+      bind.buffer_type = MYSQL_TYPE_DOUBLE;
+      bind.buffer =
+          const_cast<double*>(values_of(column.values<double>(), rows, consecutive, a.doubles));
+      break;
+    case TypeId::kBoolean:
+      static_assert(sizeof(BoolSlot) == 1);
+      bind.buffer_type = MYSQL_TYPE_TINY;
+      bind.buffer = const_cast<BoolSlot*>(
+          values_of(column.values<BoolSlot>(), rows, consecutive, a.booleans));
+      break;
+    case TypeId::kString:
+    case TypeId::kBytes:
+    case TypeId::kDecimal:
+    case TypeId::kTimestamp:
+    case TypeId::kDate:
+    case TypeId::kTime: {
+      const bool in_place = type == TypeId::kString || type == TypeId::kBytes;
+      if (!in_place) a.texts.resize(n);
+      a.pointers.resize(n);
+      a.lengths.resize(n);
+      for (size_t r = 0; r < n; ++r) {
+        if (column.is_null(rows[r])) continue;
+        // Strings and bytes are sent from the batch itself; the rest
+        // formatted first, as the server reads them exactly.
+        std::string_view text;
+        if (in_place) {
+          text = column.string_at(rows[r]);
+        } else {
+          column.value(rows[r]).append_to(a.texts[r]);
+          text = a.texts[r];
+        }
+        a.pointers[r] = text.data();
+        a.lengths[r] = text.size();
+      }
+      // Bytes as bytes: the server takes no charset of theirs.
+      bind.buffer_type = type == TypeId::kBytes ? MYSQL_TYPE_BLOB : MYSQL_TYPE_STRING;
+      bind.buffer = a.pointers.data();
+      bind.length = a.lengths.data();
+      break;
+    }
+  }
+}
+
 }  // namespace
 
-BulkStatement::BulkStatement(MySqlConnection& connection, std::string sql, std::vector<DataType> types)
-    : connection_(connection), sql_(std::move(sql)), types_(std::move(types)) {
+BulkStatement::BulkStatement(MySqlConnection& connection, std::string sql,
+                             std::vector<DataType> types, size_t rows)
+    : connection_(connection), sql_(std::move(sql)), types_(std::move(types)), rows_(rows) {
   stmt_ = mysql_stmt_init(connection.raw());
   if (stmt_ == nullptr) connection.throw_error("mysql_stmt_init");
   connection.call_starting();
@@ -62,69 +123,25 @@ size_t BulkStatement::wire_size(const Batch& batch, uint32_t row,
 
 uint64_t BulkStatement::execute(const Batch& batch, std::span<const uint32_t> rows,
                                 const std::vector<size_t>& columns) {
-  const size_t n = rows.size();
-  if (n == 0) return 0;
-  const bool consecutive =
-      rows.back() - rows.front() + 1 == n && std::is_sorted(rows.begin(), rows.end());
-  std::vector<ParameterArrays> arrays(columns.size());
-  std::vector<MYSQL_BIND> binds(columns.size());
-  for (size_t p = 0; p < columns.size(); ++p) {
-    const ColumnVector& column = batch.column(columns[p]);
-    ParameterArrays& a = arrays[p];
-    MYSQL_BIND& bind = binds[p];
-    std::memset(&bind, 0, sizeof(bind));
-    // A null flag is 0 or 1: STMT_INDICATOR_NONE or STMT_INDICATOR_NULL.
-    static_assert(STMT_INDICATOR_NONE == 0 && STMT_INDICATOR_NULL == 1);
-    bind.u.indicator = reinterpret_cast<char*>(
-        const_cast<uint8_t*>(values_of(column.null_flags(), rows, consecutive, a.nulls)));
-    switch (types_[p].id) {
-      case TypeId::kBigint:
-        bind.buffer_type = MYSQL_TYPE_LONGLONG;
-        bind.buffer = const_cast<int64_t*>(
-            values_of(column.values<int64_t>(), rows, consecutive, a.integers));
-        break;
-      case TypeId::kDouble:
-        bind.buffer_type = MYSQL_TYPE_DOUBLE;
-        bind.buffer =
-            const_cast<double*>(values_of(column.values<double>(), rows, consecutive, a.doubles));
-        break;
-      case TypeId::kBoolean:
-        static_assert(sizeof(BoolSlot) == 1);
-        bind.buffer_type = MYSQL_TYPE_TINY;
-        bind.buffer = const_cast<BoolSlot*>(
-            values_of(column.values<BoolSlot>(), rows, consecutive, a.booleans));
-        break;
-      case TypeId::kString:
-      case TypeId::kBytes:
-      case TypeId::kDecimal:
-      case TypeId::kTimestamp:
-      case TypeId::kDate:
-      case TypeId::kTime: {
-        const TypeId type = types_[p].id;
-        const bool in_place = type == TypeId::kString || type == TypeId::kBytes;
-        if (!in_place) a.texts.resize(n);
-        a.pointers.resize(n);
-        a.lengths.resize(n);
-        for (size_t r = 0; r < n; ++r) {
-          if (column.is_null(rows[r])) continue;
-          // Strings and bytes are sent from the batch itself; the rest
-          // formatted first, as the server reads them exactly.
-          std::string_view text;
-          if (in_place) {
-            text = column.string_at(rows[r]);
-          } else {
-            column.value(rows[r]).append_to(a.texts[r]);
-            text = a.texts[r];
-          }
-          a.pointers[r] = text.data();
-          a.lengths[r] = text.size();
-        }
-        // Bytes as bytes: the server takes no charset of theirs.
-        bind.buffer_type = type == TypeId::kBytes ? MYSQL_TYPE_BLOB : MYSQL_TYPE_STRING;
-        bind.buffer = a.pointers.data();
-        bind.length = a.lengths.data();
-        break;
-      }
+  if (rows.empty()) return 0;
+  // Execution i binds rows[i * rows_ + j] to the parameters of its row j.
+  const size_t n = rows.size() / rows_;
+  std::vector<ParameterArrays> arrays(columns.size() * rows_);
+  std::vector<MYSQL_BIND> binds(arrays.size());
+  std::vector<uint32_t> strided;
+  for (size_t j = 0; j < rows_; ++j) {
+    std::span<const uint32_t> of_row = rows;
+    if (rows_ > 1) {
+      strided.resize(n);
+      for (size_t i = 0; i < n; ++i) strided[i] = rows[i * rows_ + j];
+      of_row = strided;
+    }
+    const bool consecutive =
+        of_row.back() - of_row.front() + 1 == n && std::is_sorted(of_row.begin(), of_row.end());
+    for (size_t c = 0; c < columns.size(); ++c) {
+      const size_t p = j * columns.size() + c;
+      bind_parameter(batch.column(columns[c]), types_[c].id, of_row, consecutive, arrays[p],
+                     binds[p]);
     }
   }
   unsigned int size = static_cast<unsigned int>(n);

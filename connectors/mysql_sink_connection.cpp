@@ -1,13 +1,35 @@
 #include "sluice/connectors/mysql_sink_connection.hpp"
 
+#include <algorithm>
+#include <cctype>
+
 #include "sluice/connectors/mysql_bulk_statement.hpp"
 #include "sluice/connectors/mysql_collation.hpp"
 
 namespace sluice {
 namespace {
 
+// The most rows one statement of the sink's holds.
+constexpr size_t kRowsPerStatement = 512;
+
 // Where each exactly-once transaction leaves a row, committed with it.
 constexpr char kMarkerTable[] = "sluice_xa_commits";
+
+// `e` with the row it names ("… at row 3"), which the server counts from
+// the first row of the execution, counted from `offset` rows before that.
+MySqlError numbered_from(const MySqlError& e, size_t offset) {
+  static constexpr std::string_view kAtRow = " at row ";
+  const std::string& message = e.message();
+  const size_t at = message.rfind(kAtRow);
+  if (offset == 0 || at == std::string::npos) return e;
+  const size_t digits = at + kAtRow.size();
+  size_t end = digits;
+  while (end < message.size() && std::isdigit(static_cast<unsigned char>(message[end]))) ++end;
+  if (end == digits) return e;
+  const size_t row = std::stoul(message.substr(digits, end - digits)) + offset;
+  return MySqlError(e.code(),
+                    message.substr(0, digits) + std::to_string(row) + message.substr(end));
+}
 
 }  // namespace
 
@@ -25,17 +47,47 @@ KeyImage MySqlSinkConnection::text_image(const TableColumn& column, uint32_t pre
   return collation_image(connection_, column.charset, column.collation, prefix);
 }
 
+std::string BulkSql::sql(size_t rows) const {
+  std::string out = head;
+  for (size_t i = 0; i < rows; ++i) out.append(i == 0 ? "" : separator).append(row);
+  return out + tail;
+}
+
 uint64_t MySqlSinkConnection::execute_bulk(const BulkSql& statement, const Batch& batch,
                                            std::span<const uint32_t> rows) {
+  // Statements of kRowsPerStatement rows, as many as fit, then of an eighth
+  // of that, and so on down to one row: at most four round trips, fewer
+  // than eight rows in statements of one, and four statements prepared.
+  // MariaDB takes at most 65,535 parameters in a statement.
+  uint64_t affected = 0;
+  size_t tuples = kRowsPerStatement;
+  while (tuples > 1 && tuples * statement.columns.size() > 65535) tuples /= 8;
+  for (size_t begin = 0; begin < rows.size(); tuples = std::max<size_t>(tuples / 8, 1)) {
+    const size_t n = (rows.size() - begin) / tuples * tuples;
+    if (n == 0) continue;
+    try {
+      affected +=
+          prepared(statement, tuples).execute(batch, rows.subspan(begin, n), statement.columns);
+    } catch (const MySqlError& e) {
+      throw numbered_from(e, begin);
+    }
+    begin += n;
+  }
+  return affected;
+}
+
+BulkStatement& MySqlSinkConnection::prepared(const BulkSql& statement, size_t rows) {
   // By its text and types: sinks that share the connection make statements
   // of their own, and a sink made anew may have its statements where an
   // earlier one's were.
-  std::string key = statement.sql;
+  std::string sql = statement.sql(rows);
+  std::string key = sql;
   for (const DataType& type : statement.types) key.append("\n").append(type.to_string());
   std::unique_ptr<BulkStatement>& prepared = statements_[key];
-  if (!prepared)
-    prepared = std::make_unique<BulkStatement>(connection_, statement.sql, statement.types);
-  return prepared->execute(batch, rows, statement.columns);
+  if (!prepared) {
+    prepared = std::make_unique<BulkStatement>(connection_, std::move(sql), statement.types, rows);
+  }
+  return *prepared;
 }
 
 void MySqlSinkConnection::xa(std::string_view command, const Xid& xid) {

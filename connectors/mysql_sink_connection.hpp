@@ -19,12 +19,19 @@ namespace sluice {
 
 class BulkStatement;
 
-/// A statement the sink runs for many rows at once: `sql` has one `?` per
-/// entry of `columns`, the input columns bound to it, of types `types`.
+/// A statement the sink runs for many rows at once: `head`, then `row` for
+/// each row, joined by `separator`, then `tail`. `row` has one `?` per entry
+/// of `columns`, the input columns bound to it, of types `types`.
 struct BulkSql {
-  std::string sql;
+  std::string head;       ///< "INSERT INTO t (a, b) VALUES ", "DELETE FROM t WHERE "
+  std::string row;        ///< "(?, ?)", "(a=?)"
+  std::string separator;  ///< ", ", " OR "
+  std::string tail;       ///< " ON DUPLICATE KEY UPDATE ..."
   std::vector<size_t> columns;
   std::vector<DataType> types;
+
+  /// The statement for `rows` rows.
+  std::string sql(size_t rows = 1) const;
 };
 
 /// Which connection of which server run: what recovery waits for to leave
@@ -43,8 +50,8 @@ class SinkConnection {
 
   /// Runs a statement without result rows.
   virtual void execute(std::string_view sql) = 0;
-  /// Runs `statement` once for each of rows `rows` of `batch` in one round
-  /// trip; returns the rows affected.
+  /// Runs `statement` for rows `rows` of `batch`, in as few round trips as
+  /// it can; returns the rows affected.
   virtual uint64_t execute_bulk(const BulkSql& statement, const Batch& batch,
                                 std::span<const uint32_t> rows) = 0;
   /// The table, or nullopt when the database has no such table.
@@ -103,6 +110,9 @@ class MySqlSinkConnection final : public SinkConnection {
   void wait_until_gone(const SessionId& session) override;
 
  private:
+  // `statement` of `rows` rows, prepared on first use.
+  BulkStatement& prepared(const BulkSql& statement, size_t rows);
+
   MySqlConnection connection_;
   SessionId session_;
   // Prepared on first use, one per statement and parameter types.

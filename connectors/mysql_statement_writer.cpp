@@ -90,9 +90,11 @@ StatementWriter::StatementWriter(const std::string& table, const Schema& input,
     const std::string first = quote_identifier(input.column(key.front()).name);
     updates.push_back(first + "=" + first);
   }
-  upsert_.sql = "INSERT INTO " + target_ + " (" + join(columns) + ") VALUES (" + join(params) + ")";
+  upsert_.head = "INSERT INTO " + target_ + " (" + join(columns) + ") VALUES ";
+  upsert_.row = "(" + join(params) + ")";
+  upsert_.separator = ", ";
   if (!upsert) return;
-  upsert_.sql += " ON DUPLICATE KEY UPDATE " + join(updates);
+  upsert_.tail = " ON DUPLICATE KEY UPDATE " + join(updates);
   for (size_t k : key) {
     delete_.columns.push_back(k);
     delete_.types.push_back(input.column(k).type);
@@ -105,7 +107,9 @@ void StatementWriter::fit_to(const TableInfo& table, const Schema& input,
   std::vector<std::string> key_conditions;
   for (size_t k : key_) key_conditions.push_back(equals_parameter(table, input.column(k)));
   const std::string by_key = join(key_conditions, " AND ");
-  delete_.sql = "DELETE FROM " + target_ + " WHERE " + by_key;
+  delete_.head = "DELETE FROM " + target_ + " WHERE ";
+  delete_.row = "(" + by_key + ")";
+  delete_.separator = " OR ";
   displace_.clear();
   for (const TableIndex& index : unique) {
     // A prefix would compare by LEFT(), which no index serves: such a key
@@ -124,8 +128,9 @@ void StatementWriter::fit_to(const TableInfo& table, const Schema& input,
     }
     displace.columns.insert(displace.columns.end(), delete_.columns.begin(), delete_.columns.end());
     displace.types.insert(displace.types.end(), delete_.types.begin(), delete_.types.end());
-    displace.sql = "DELETE FROM " + target_ + " WHERE " + join(conditions, " AND ") + " AND NOT (" +
-                   by_key + ")";
+    displace.head = delete_.head;
+    displace.row = "(" + join(conditions, " AND ") + " AND NOT (" + by_key + "))";
+    displace.separator = delete_.separator;
   }
 }
 

@@ -56,10 +56,12 @@ void with_retries(const RetryPolicy& policy, const std::string& doing, const std
 /// that ignores case, accents or trailing spaces, nor for a double's -0.
 bool is_exact_key_column(const DataType& type);
 
-/// The MySQL sink's statements: a flush's changes as array-bound upserts
-/// (`INSERT … ON DUPLICATE KEY UPDATE`) and deletes by key, or plain INSERTs
-/// in append mode, in statements of at most 2000 rows and half the server's
-/// max_allowed_packet (a larger statement drops the connection).
+/// The MySQL sink's statements: a flush's changes as upserts (`INSERT …
+/// VALUES (…), (…) ON DUPLICATE KEY UPDATE`) and deletes by key (`DELETE …
+/// WHERE (k=?) OR (k=?)`), or plain INSERTs in append mode, in batches of at
+/// most 2000 rows and half the server's max_allowed_packet (a larger one
+/// drops the connection), each sent as a few array-bound statements of many
+/// rows (SinkConnection::execute_bulk). `statements` counts the batches.
 ///
 /// With another unique key on the table, an upsert first deletes the rows
 /// that hold its values of that key under another key of the sink's. Changes
@@ -71,7 +73,7 @@ class StatementWriter {
   struct Counters {
     Counter* upserts = nullptr;
     Counter* deletes = nullptr;
-    Counter* statements = nullptr;
+    Counter* statements = nullptr;  ///< batches, see above
     Counter* rows_affected = nullptr;
     Counter* transactions = nullptr;
     // Flink's standard sink metrics (FLIP-33): rows in statements the

@@ -142,6 +142,44 @@ TEST_CASE("a value the server refuses fails the job at once, without restarts", 
                  !Catch::Contains("retrying"));
 }
 
+TEST_CASE("a refused value anywhere in a flush of many rows is named by its own key and line",
+          "[mysql]") {
+  // A flush of 1000 rows goes as statements of many rows each (512, 64, 8,
+  // 1): the server counts a refused row from the start of its statement.
+  const int bad = GENERATE(1, 300, 513, 520, 999, 1000);
+  testing::TempDir dir;
+  testing::TestTable table("refused_many", "id BIGINT PRIMARY KEY, note VARCHAR(3) NOT NULL");
+  std::string lines = "op,id,note\n";
+  for (int id = 1; id <= 1000; ++id) {
+    lines += "+I," + std::to_string(id) + "," + (id == bad ? "too long" : "abc") + "\n";
+  }
+  const std::string file = dir.write("changes.csv", lines);
+  const std::string command =
+      std::string(SLUICE_CLI) + " run changelog-to-mysql --set source.path=" + file +
+      " --set sink.url=" + testing::test_mysql_url_text() + " --set sink.table=" + table.name() +
+      " --set sink.buffer-flush.max-rows=5000 --set checkpoint.dir=";
+  const auto failed = testing::run_command(command + (dir.path() / "failed").string());
+  INFO(failed.output);
+  CHECK(failed.status == 1);
+  CHECK_THAT(failed.output,
+             Catch::Contains("that is the change of key id=" + std::to_string(bad) +
+                             ", from line " + std::to_string(bad + 1) + " of " + file));
+  CHECK(table.rows().empty());
+  // As a dead letter, that one change: every other lands.
+  const std::string letters = table.name() + "_refused";
+  const auto lettered = testing::run_command(command + (dir.path() / "lettered").string() +
+                                             " --set sink.on-error=dead-letter"
+                                             " --set sink.dead-letter.table=" +
+                                             letters);
+  INFO(lettered.output);
+  CHECK(lettered.status == 0);
+  CHECK(table.rows().size() == 999);
+  const auto keys = table.connection().query("SELECT change_key FROM " + letters);
+  table.connection().execute("DROP TABLE " + letters);
+  REQUIRE(keys.size() == 1);
+  CHECK(keys[0][0] == "id=" + std::to_string(bad));
+}
+
 TEST_CASE("a password the server refuses exits 2, for the source and for the sink", "[mysql]") {
   testing::TempDir dir;
   testing::TestTable table("denied", "id BIGINT PRIMARY KEY, note VARCHAR(3)");

@@ -252,7 +252,8 @@ void write_rows(XaCommitter& committer, std::vector<int64_t> ids) {
   for (int64_t id : ids) rows.append(Row(RowKind::kInsert, {id, std::to_string(id)}));
   std::vector<uint32_t> all(rows.size());
   std::iota(all.begin(), all.end(), 0);
-  BulkSql upsert{"INSERT", {0, 1}, {DataType::bigint(), DataType::string()}};
+  BulkSql upsert{
+      .head = "INSERT", .columns = {0, 1}, .types = {DataType::bigint(), DataType::string()}};
   connection.execute_bulk(upsert, rows, all);
   committer.wrote(rows.rows());
 }
