@@ -98,6 +98,7 @@ nlohmann::json metrics_json(const JobGraph& graph, const JobResult& result) {
                      {"flush_signals_seen", t.flush_seen},
                      {"flush_signals_acted", t.flush_acted},
                      {"flush_signals_emitted", t.flush_emitted},
+                     {"flush_signals_on_idle", t.flush_on_idle},
                      {"flush_ticks_coalesced", t.ticks_coalesced},
                      {"counters", t.counters}});
     for (const auto& [name, value] : t.counters) counters[name] += value;

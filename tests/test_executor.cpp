@@ -110,9 +110,11 @@ SinkDef logging_sink(std::shared_ptr<SinkLog> log) {
   return {.create = [log](const SubtaskInfo&) { return std::make_unique<LoggingSink>(log); }};
 }
 
+// FlushSignals from the timer alone, every `interval`.
 RuntimeOptions with_flush(std::chrono::milliseconds interval, bool chaining = true) {
   RuntimeOptions options = RuntimeOptions::without_checkpoints();
   options.flush_interval = interval;
+  options.flush_on_idle = false;
   options.chaining = chaining;
   return options;
 }
@@ -381,6 +383,83 @@ TEST_CASE("backpressure: records in flight stay within the channel capacity", "[
   CHECK(max_in_flight <= bound);
   CHECK(max_in_flight >= static_cast<int64_t>(kCapacity * kBatch));  // the channel did fill up
   CHECK(result.metrics.task_of("fast")->blocked_ns > 0);
+}
+
+// Emits the records `released` allows, then finds nothing until it allows
+// more; ends when `ended`.
+class BurstSource final : public Source {
+ public:
+  BurstSource(std::shared_ptr<std::atomic<int64_t>> released,
+              std::shared_ptr<std::atomic<bool>> ended)
+      : released_(std::move(released)), ended_(std::move(ended)) {}
+  PollResult poll_next(Collector& out) override {
+    if (next_ < released_->load()) {
+      out.emit(Row(RowKind::kInsert, {next_++}));
+      return PollResult::kMoreAvailable;
+    }
+    return ended_->load() ? PollResult::kEndOfInput : PollResult::kNothingAvailable;
+  }
+
+ private:
+  std::shared_ptr<std::atomic<int64_t>> released_;
+  std::shared_ptr<std::atomic<bool>> ended_;
+  int64_t next_ = 0;
+};
+
+TEST_CASE("a source that runs dry flushes what it emitted at once, not at the next tick",
+          "[engine]") {
+  const bool chaining = GENERATE(true, false);
+  const bool on_idle = GENERATE(true, false);
+  INFO((chaining ? "chained" : "across a thread boundary") << (on_idle ? "" : ", on-idle off"));
+  auto released = std::make_shared<std::atomic<int64_t>>(0);
+  auto ended = std::make_shared<std::atomic<bool>>(false);
+  auto sink_log = std::make_shared<SinkLog>();
+  JobGraph graph("idle-flush");
+  graph
+      .source("burst", {.output = {kIdSchema},
+                        .create =
+                            [=](const SubtaskInfo&) {
+                              return std::make_unique<BurstSource>(released, ended);
+                            }})
+      .sink("log", logging_sink(sink_log));
+  // The timer would take an hour: only running dry flushes here.
+  RuntimeOptions options = with_flush(std::chrono::hours(1), chaining);
+  options.flush_on_idle = on_idle;
+  Executor executor(options);
+  JobResult result;
+  std::thread job([&] { result = executor.run(graph); });
+  const auto flushes = [&] {
+    std::lock_guard<std::mutex> lock(sink_log->mutex);
+    return sink_log->flush_actions;
+  };
+  const auto written = [&] {
+    std::lock_guard<std::mutex> lock(sink_log->mutex);
+    return sink_log->flushes_before.size();
+  };
+  // Two bursts: each flushed once after its last record, however often the
+  // source then polls in vain.
+  released->store(5);
+  REQUIRE(testing::wait_until([&] { return written() == 5; }));
+  if (on_idle) CHECK(testing::wait_until([&] { return flushes() == 1; }));
+  std::this_thread::sleep_for(20ms);  // many polls that find nothing
+  CHECK(flushes() == (on_idle ? 1 : 0));
+  released->store(12);
+  REQUIRE(testing::wait_until([&] { return written() == 12; }));
+  if (on_idle) CHECK(testing::wait_until([&] { return flushes() == 2; }));
+  std::this_thread::sleep_for(20ms);
+  CHECK(flushes() == (on_idle ? 2 : 0));
+  ended->store(true);
+  job.join();
+  REQUIRE(result.finished());
+  std::lock_guard<std::mutex> lock(sink_log->mutex);
+  // Each flush came after its burst's records: the second burst's records
+  // each saw the first flush.
+  std::vector<uint64_t> want(12, on_idle ? 1 : 0);
+  std::fill(want.begin(), want.begin() + 5, 0);
+  CHECK(sink_log->flushes_before == want);
+  const TaskSnapshot* source = result.metrics.task_of("burst");
+  CHECK(source->flush_on_idle == (on_idle ? 2u : 0u));
+  CHECK(source->flush_emitted == source->flush_on_idle);
 }
 
 TEST_CASE("under backpressure flush ticks coalesce and are all accounted for", "[engine]") {

@@ -251,11 +251,17 @@ TEST_CASE("idle-flush shows rows visible within the flush interval, and not with
       std::string(SLUICE_CLI) + " run idle-flush --set sink.url=" + testing::test_mysql_url_text() +
       " --set sink.table=" + table + " --set idle.bursts=2 --set idle.gap=1500ms";
   const auto ticking = testing::run_command(command + " --set engine.flush.interval=200ms");
+  // The ticks alone, without the source's own flush when it runs dry.
+  const auto timer_only = testing::run_command(
+      command + " --set engine.flush.interval=200ms --set engine.flush.on-idle=false");
   const auto silent = testing::run_command(command + " --set engine.flush.interval=0");
   MySqlConnection(testing::test_mysql_url()).execute("DROP TABLE IF EXISTS " + quote_identifier(table));
   CHECK(ticking.status == 0);
   CHECK_THAT(ticking.output, Catch::Matches("(.|\\n)*burst 1: 5 orders, visible in [a-z_0-9]+ after [0-9]+ ms of "
                                             "silence \\(engine.flush.interval=200 ms\\)(.|\\n)*"));
+  CHECK(timer_only.status == 0);
+  CHECK_THAT(timer_only.output, Catch::Contains("burst 1: 5 orders, visible in") &&
+                                    Catch::Contains("burst 2: 5 orders, visible in"));
   CHECK(silent.status == 0);
   CHECK_THAT(silent.output, Catch::Contains("burst 1: 5 orders, still not in") &&
                                 Catch::Contains("burst 2: 5 orders, still not in"));

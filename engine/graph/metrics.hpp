@@ -45,6 +45,7 @@ struct TaskSnapshot {
   uint64_t flush_seen = 0;
   uint64_t flush_acted = 0;
   uint64_t flush_emitted = 0;
+  uint64_t flush_on_idle = 0;
   uint64_t ticks_offered = 0;
   uint64_t ticks_coalesced = 0;
   std::map<std::string, uint64_t> counters;  ///< the operators' own counters

@@ -50,6 +50,11 @@ const std::vector<Binding>& bindings() {
       duration({.key = "engine.flush.interval",
                 .doc = "period of the FlushSignals injected at the sources; 0 = off"},
                &RuntimeOptions::flush_interval),
+      boolean({.key = "engine.flush.on-idle",
+               .doc = "a source that has read all there is for now also emits a FlushSignal, "
+                      "once, if it emitted records since its last (with engine.flush.interval "
+                      "on)"},
+              &RuntimeOptions::flush_on_idle),
       boolean({.key = "engine.chaining",
                .doc = "run operators on forward edges of equal parallelism in one task"},
               &RuntimeOptions::chaining),

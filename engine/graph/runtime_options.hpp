@@ -34,6 +34,12 @@ struct RuntimeOptions {
   /// Period of the FlushSignals injected at the sources; zero turns them off
   /// (`engine.flush.interval`).
   std::chrono::milliseconds flush_interval{1000};
+  /// With flush_interval on, a source that has read all there is for now
+  /// (its poll found nothing) emits a FlushSignal too, once, if it emitted
+  /// records since its last one: the last changes of a burst need not wait
+  /// for the next tick, and under load, when a source never runs dry, the
+  /// ticks alone flush (`engine.flush.on-idle`).
+  bool flush_on_idle = true;
   /// Fuse operators on forward edges of equal parallelism into one task
   /// (`engine.chaining`).
   bool chaining = true;

@@ -49,8 +49,8 @@ namespace {
 class FlushTimer {
  public:
   FlushTimer(boost::asio::io_context& io, std::chrono::milliseconds interval,
-             std::vector<Task*> sources, std::atomic<uint64_t>& fired)
-      : timer_(io), interval_(interval), sources_(std::move(sources)), fired_(fired) {}
+             std::vector<Task*> sources, JobRunState& job, std::atomic<uint64_t>& fired)
+      : timer_(io), interval_(interval), sources_(std::move(sources)), job_(job), fired_(fired) {}
 
   void start() {
     timer_.expires_after(interval_);
@@ -61,7 +61,8 @@ class FlushTimer {
   void schedule() {
     timer_.async_wait([this](const boost::system::error_code& ec) {
       if (ec) return;
-      const int64_t tick = static_cast<int64_t>(fired_.fetch_add(1) + 1);
+      fired_.fetch_add(1);
+      const int64_t tick = job_.next_flush_tick();
       for (Task* task : sources_) {
         if (!task->running()) continue;
         task->metrics().ticks_offered.add(1);
@@ -76,6 +77,7 @@ class FlushTimer {
   boost::asio::steady_timer timer_;
   std::chrono::milliseconds interval_;
   std::vector<Task*> sources_;
+  JobRunState& job_;
   std::atomic<uint64_t>& fired_;
 };
 
@@ -286,7 +288,7 @@ JobResult Executor::run_attempt(const JobGraph& graph, const PhysicalPlan& plan,
     all.push_back(task.get());
     if (task->is_source()) sources.push_back(task.get());
   }
-  FlushTimer flush_timer(io, options_.flush_interval, sources, attempt.ticks_fired);
+  FlushTimer flush_timer(io, options_.flush_interval, sources, attempt.state, attempt.ticks_fired);
   if (options_.flush_interval.count() > 0) flush_timer.start();
   if (options_.checkpoint_interval.count() > 0) {
     attempt.coordinator = std::make_unique<CheckpointCoordinator>(

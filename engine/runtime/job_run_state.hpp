@@ -44,8 +44,14 @@ class JobRunState {
 
   std::optional<TaskFailure> failure() const;
 
+  /// The next flush tick, for the timer or a source that ran dry: ticks
+  /// rise across the job, so that a task with several inputs acts on each
+  /// once.
+  int64_t next_flush_tick() { return last_flush_tick_.fetch_add(1) + 1; }
+
  private:
   std::atomic<bool> cancelled_{false};
+  std::atomic<int64_t> last_flush_tick_{0};
   std::vector<Notifier*> notifiers_;
   std::vector<std::function<void()>> interrupts_;
   mutable std::mutex mutex_;

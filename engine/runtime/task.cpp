@@ -340,6 +340,7 @@ void Task::run_source() {
   const Counter& emitted = source_output();
   const Clock::time_point start = Clock::now();
   std::chrono::microseconds idle_wait = kFirstIdleWait;
+  const bool flush_on_idle = options_.flush_on_idle && options_.flush_interval.count() > 0;
   while (!job_.is_cancelled()) {
     serve_mailbox();
     if (stream_finished_) {
@@ -365,6 +366,11 @@ void Task::run_source() {
         idle_wait = kFirstIdleWait;
         break;
       case PollResult::kNothingAvailable:
+        // Ran dry: what it emitted need not wait for the next tick.
+        if (flush_on_idle && emitted.get() != emitted_at_flush_) {
+          metrics_.flush_on_idle.add(1);
+          emit_flush(job_.next_flush_tick());
+        }
         idle(Clock::now() + idle_wait);
         idle_wait = std::min(idle_wait * 2, kLastIdleWait);
         break;
@@ -402,6 +408,7 @@ void Task::run_inputs() {
 
 void Task::emit_flush(int64_t tick) {
   metrics_.flush_emitted.add(1);
+  emitted_at_flush_ = source_output().get();
   on_flush(tick);
 }
 

@@ -123,6 +123,9 @@ class Task final : public CheckpointParticipant, private InputEventHandler {
   Sink* sink_ = nullptr;
   std::function<void()> flush_action_;
   int64_t last_tick_ = 0;
+  // Sources: what it had emitted at its last FlushSignal (RuntimeOptions::
+  // flush_on_idle).
+  uint64_t emitted_at_flush_ = 0;
   std::mutex cancel_mutex_;  // guards cancel_actions_, which other threads run
   std::vector<std::function<void()>> cancel_actions_;  // one per operator that registered
 

@@ -26,6 +26,7 @@ TaskSnapshot snapshot(const TaskMetrics& m) {
                  .flush_seen = m.flush_seen.get(),
                  .flush_acted = m.flush_acted.get(),
                  .flush_emitted = m.flush_emitted.get(),
+                 .flush_on_idle = m.flush_on_idle.get(),
                  .ticks_offered = m.ticks_offered.get(),
                  .ticks_coalesced = m.ticks_coalesced.get(),
                  .counters = m.custom_values()};

@@ -32,6 +32,7 @@ struct TaskMetrics {
   Counter flush_seen;       ///< FlushSignals that arrived on inputs or were emitted by the source
   Counter flush_acted;      ///< ticks acted on: flush action run (sink) or signal forwarded
   Counter flush_emitted;    ///< sources: FlushSignals injected into the outputs
+  Counter flush_on_idle;    ///< sources: of those, emitted on running dry, not for a tick
   Counter ticks_offered;    ///< sources: ticks the timer offered while the task ran
   Counter ticks_coalesced;  ///< sources: ticks that found one still pending
 
