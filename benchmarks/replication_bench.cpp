@@ -257,6 +257,7 @@ BenchSample sluice_apply(const Changelog& log, int parallelism, pid_t source_pid
   MySqlSinkOptions sink;
   sink.url = target_server().url(database());
   sink.table = log.table;
+  sink.max_rows = MySqlSinkOptions::kReplicationMaxRows;  // as mysql-to-mysql's
   if (parallelism > 0) sink.parallelism = parallelism;
   JobGraph graph("replication-bench");
   add_mysql_sink(
@@ -430,6 +431,7 @@ BenchSample sluice_copy(uint64_t rows, int parallelism, pid_t source_pid) {
     MySqlSinkOptions sink;
     sink.url = target_server().url(database());
     sink.table = kSnapshotTable;
+    sink.max_rows = MySqlSinkOptions::kReplicationMaxRows;  // as mysql-to-mysql's
     if (parallelism > 0) sink.parallelism = parallelism;
     JobGraph graph("replication-bench");
     add_mysql_sink(graph.source("mysql-cdc",

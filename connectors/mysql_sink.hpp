@@ -35,8 +35,14 @@ struct MySqlSinkOptions {
   /// Default: at-least-once.
   Delivery delivery = Delivery::kAtLeastOnce;
   /// Input records after which the buffer is flushed; 0 = never for that
-  /// reason (FlushSignal, barriers and the end still flush). Default: 100.
+  /// reason (FlushSignal, barriers and the end still flush). Default: 100
+  /// (mysql-to-mysql: kReplicationMaxRows).
   size_t max_rows = 100;
+  /// max_rows of mysql-to-mysql, which applies a server's changes: an
+  /// at-least-once flush is a transaction, and the target's commit costs it
+  /// more than a hundred rows (updates of 500k rows: 45% more rows/s than
+  /// at 100, 5% more than at 5,000; `sluice bench replication`).
+  static constexpr size_t kReplicationMaxRows = 10'000;
   /// Retries of a flush after a lost connection or a deadlock. Default: 3.
   int max_retries = 3;
   /// First wait before a retry, doubling each time. Default: 100ms.

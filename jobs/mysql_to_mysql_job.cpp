@@ -168,6 +168,8 @@ JobDefinition mysql_to_mysql_job() {
   return {.name = "mysql-to-mysql",
           .summary = "a MySQL table's changes, snapshot then binlog, replicated into another table",
           .options = options,
+          .defaults = {{"sink.buffer-flush.max-rows",
+                        std::to_string(MySqlSinkOptions::kReplicationMaxRows)}},
           .build = build,
           .report = report,
           .flink_sql = as_flink_sql};

@@ -552,7 +552,9 @@ TEST_CASE(
       " --set sink.url=" + url_of(replica.url().database) + " --set 'source.tables=" + db +
       ".*' --set job.name=" + testing::unique_name("leak") +
       " --set checkpoint.dir=" + dir.path().string() +
-      " --set engine.flush.interval=10ms --set source.snapshot.chunk-rows=10";
+      " --set engine.flush.interval=10ms --set source.snapshot.chunk-rows=10"
+      // Flushes between the checkpoints, every 100 rows of the snapshot.
+      " --set sink.buffer-flush.max-rows=100";
   MySqlConnection target(replica.url());
   const auto count = [&](const std::string& table) {
     return std::stoi(
