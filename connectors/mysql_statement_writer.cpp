@@ -23,15 +23,33 @@ std::string join(const std::vector<std::string>& names, const char* separator = 
   return out;
 }
 
-// "`c`=?", as `table` compares its column `c` with a value of `c`'s input
-// type: a BIT with BYTES as the number they make.
-std::string equals_parameter(const TableInfo& table, const Column& c) {
+// "?", as `table` compares its column `c` with a value of `c`'s input type:
+// a BIT with BYTES as the number they make.
+std::string parameter(const TableInfo& table, const Column& c) {
   const TableColumn* target = table.column(c.name);
   if (target != nullptr && target->column_type.rfind("bit", 0) == 0 &&
       c.type.id == TypeId::kBytes) {
-    return quote_identifier(c.name) + "=CAST(CONV(HEX(?), 16, 10) AS UNSIGNED)";
+    return "CAST(CONV(HEX(?), 16, 10) AS UNSIGNED)";
   }
-  return quote_identifier(c.name) + "=?";
+  return "?";
+}
+
+// The head of a DELETE from `target` that finds its rows by an index, never
+// by a scan. Under READ COMMITTED a scan still waits for the lock of every
+// row it passes: a DELETE of 50 keys from a table of 40 rows, which the
+// optimizer would scan, would wait on rows another transaction holds, for
+// as long as it holds them (a prepared XA transaction: until its checkpoint
+// completes, which may be this very subtask's to make). sql_safe_updates
+// makes the server take the range over the key whatever it costs (EXPLAIN
+// does not show it; Handler_read_key does), and refuse a DELETE no index
+// serves rather than scan.
+std::string delete_by_index(const std::string& target) {
+  return "SET STATEMENT sql_safe_updates=1 FOR DELETE FROM " + target + " WHERE ";
+}
+
+// "`c`=?", see parameter().
+std::string equals_parameter(const TableInfo& table, const Column& c) {
+  return quote_identifier(c.name) + "=" + parameter(table, c);
 }
 
 }  // namespace
@@ -107,9 +125,18 @@ void StatementWriter::fit_to(const TableInfo& table, const Schema& input,
   std::vector<std::string> key_conditions;
   for (size_t k : key_) key_conditions.push_back(equals_parameter(table, input.column(k)));
   const std::string by_key = join(key_conditions, " AND ");
-  delete_.head = "DELETE FROM " + target_ + " WHERE ";
-  delete_.row = "(" + by_key + ")";
-  delete_.separator = " OR ";
+  if (key_.size() == 1) {
+    // `k` IN (…): the server plans it with less work than ORs of `k`=?.
+    const Column& k = input.column(key_[0]);
+    delete_.head = delete_by_index(target_) + quote_identifier(k.name) + " IN (";
+    delete_.row = parameter(table, k);
+    delete_.separator = ", ";
+    delete_.tail = ")";
+  } else {
+    delete_.head = delete_by_index(target_);
+    delete_.row = "(" + by_key + ")";
+    delete_.separator = " OR ";
+  }
   displace_.clear();
   for (const TableIndex& index : unique) {
     // A prefix would compare by LEFT(), which no index serves: such a key
@@ -128,9 +155,9 @@ void StatementWriter::fit_to(const TableInfo& table, const Schema& input,
     }
     displace.columns.insert(displace.columns.end(), delete_.columns.begin(), delete_.columns.end());
     displace.types.insert(displace.types.end(), delete_.types.begin(), delete_.types.end());
-    displace.head = delete_.head;
+    displace.head = delete_by_index(target_);
     displace.row = "(" + join(conditions, " AND ") + " AND NOT (" + by_key + "))";
-    displace.separator = delete_.separator;
+    displace.separator = " OR ";
   }
 }
 

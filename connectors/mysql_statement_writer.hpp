@@ -58,10 +58,11 @@ bool is_exact_key_column(const DataType& type);
 
 /// The MySQL sink's statements: a flush's changes as upserts (`INSERT …
 /// VALUES (…), (…) ON DUPLICATE KEY UPDATE`) and deletes by key (`DELETE …
-/// WHERE (k=?) OR (k=?)`), or plain INSERTs in append mode, in batches of at
-/// most 2000 rows and half the server's max_allowed_packet (a larger one
-/// drops the connection), each sent as a few array-bound statements of many
-/// rows (SinkConnection::execute_bulk). `statements` counts the batches.
+/// WHERE k IN (?, ?)`; `(a=? AND b=?) OR …` for a key of several columns),
+/// or plain INSERTs in append mode, in batches of at most 2000 rows and half
+/// the server's max_allowed_packet (a larger one drops the connection), each
+/// sent as a few array-bound statements of many rows
+/// (SinkConnection::execute_bulk). `statements` counts the batches.
 ///
 /// With another unique key on the table, an upsert first deletes the rows
 /// that hold its values of that key under another key of the sink's. Changes

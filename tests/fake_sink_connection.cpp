@@ -24,7 +24,7 @@ class FakeConnection final : public SinkConnection {
 
   uint64_t execute_bulk(const BulkSql& statement, const Batch& batch,
                         std::span<const uint32_t> numbers) override {
-    const bool remove = statement.head.starts_with("DELETE");
+    const bool remove = statement.head.find("DELETE FROM") != std::string::npos;
     call(std::string(remove ? "DELETE " : "UPSERT ") + std::to_string(numbers.size()));
     std::vector<Row> rows;
     for (uint32_t i : numbers) rows.push_back(batch.row(i));
