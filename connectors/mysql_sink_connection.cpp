@@ -9,8 +9,12 @@
 namespace sluice {
 namespace {
 
-// The most rows one statement of the sink's holds.
-constexpr size_t kRowsPerStatement = 512;
+// The most rows one statement of the sink's holds. Measured on MariaDB
+// 10.11 (sluice bench replication, mysql-upsert): 64 costs the server and
+// the job less a row than 512 (updates: the server 6.2 against 7.1 µs a
+// row, the job 1.3 against 2.1; inserts into an empty table 1.13x the
+// rate), and as little as 128; 32 costs more.
+constexpr size_t kRowsPerStatement = 64;
 
 // Where each exactly-once transaction leaves a row, committed with it.
 constexpr char kMarkerTable[] = "sluice_xa_commits";
@@ -56,8 +60,9 @@ std::string BulkSql::sql(size_t rows) const {
 uint64_t MySqlSinkConnection::execute_bulk(const BulkSql& statement, const Batch& batch,
                                            std::span<const uint32_t> rows) {
   // Statements of kRowsPerStatement rows, as many as fit, then of an eighth
-  // of that, and so on down to one row: at most four round trips, fewer
-  // than eight rows in statements of one, and four statements prepared.
+  // of that, and so on down to one row: at most three round trips (64, 8,
+  // 1), fewer than eight rows in statements of one, three statements
+  // prepared.
   // MariaDB takes at most 65,535 parameters in a statement.
   uint64_t affected = 0;
   size_t tuples = kRowsPerStatement;
