@@ -76,8 +76,9 @@ BenchSample fixed_rate(int64_t rows, double rate) {
 }
 
 // One row at a time into MySQL from an otherwise idle source: how long until
-// each is visible in the table, with FlushSignals every `interval`.
-BenchSample idle_visibility(std::chrono::milliseconds interval, int rows) {
+// each is visible in the table, with FlushSignals every `interval`, and from
+// the source when it runs dry if `on_idle`.
+BenchSample idle_visibility(std::chrono::milliseconds interval, bool on_idle, int rows) {
   const MySqlUrl url = MySqlUrl::parse(std::getenv("SLUICE_MYSQL_URL"));
   MySqlConnection watcher(url);
   watcher.execute("CREATE TABLE IF NOT EXISTS bench_idle (id BIGINT PRIMARY KEY, emitted_ns BIGINT)");
@@ -111,6 +112,7 @@ BenchSample idle_visibility(std::chrono::milliseconds interval, int rows) {
       .sink("mysql", mysql_sink(options, kStamped));
   RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
   runtime.flush_interval = interval;
+  runtime.flush_on_idle = on_idle;
   Executor executor(runtime);
   std::vector<int64_t> visible_after;
   std::thread driver([&] {
@@ -146,9 +148,16 @@ Benchmark latency_benchmark() {
             if (std::getenv("SLUICE_MYSQL_URL")) {
               const int idle_rows = settings.quick ? 5 : 20;
               for (int ms : {50, 200}) {
-                scenarios.push_back({"idle source into MySQL, engine.flush.interval=" + std::to_string(ms) + "ms",
-                                     false, [=] { return idle_visibility(std::chrono::milliseconds(ms), idle_rows); }});
+                scenarios.push_back(
+                    {"idle source into MySQL, the ticks alone, engine.flush.interval=" +
+                         std::to_string(ms) + "ms",
+                     false, [=] {
+                       return idle_visibility(std::chrono::milliseconds(ms), false, idle_rows);
+                     }});
               }
+              scenarios.push_back(
+                  {"idle source into MySQL, engine.flush.on-idle, engine.flush.interval=1s", false,
+                   [=] { return idle_visibility(std::chrono::seconds(1), true, idle_rows); }});
             }
             return scenarios;
           },
