@@ -23,10 +23,10 @@ class BulkStatement;
 /// each row, joined by `separator`, then `tail`. `row` has one `?` per entry
 /// of `columns`, the input columns bound to it, of types `types`.
 struct BulkSql {
-  std::string head;       ///< "INSERT INTO t (a, b) VALUES ", "DELETE FROM t WHERE "
-  std::string row;        ///< "(?, ?)", "(a=?)"
+  std::string head;       ///< "INSERT INTO t (a, b) VALUES ", "… DELETE FROM t WHERE k IN ("
+  std::string row;        ///< "(?, ?)", "?", "(a=? AND b=?)"
   std::string separator;  ///< ", ", " OR "
-  std::string tail;       ///< " ON DUPLICATE KEY UPDATE ..."
+  std::string tail;       ///< " ON DUPLICATE KEY UPDATE ...", ")"
   std::vector<size_t> columns;
   std::vector<DataType> types;
 
