@@ -462,6 +462,39 @@ TEST_CASE("a source that runs dry flushes what it emitted at once, not at the ne
   CHECK(source->flush_emitted == source->flush_on_idle);
 }
 
+TEST_CASE("a source with a rate keeps to it after a while with nothing to emit", "[engine]") {
+  auto released = std::make_shared<std::atomic<int64_t>>(0);
+  auto ended = std::make_shared<std::atomic<bool>>(false);
+  auto sink_log = std::make_shared<SinkLog>();
+  JobGraph graph("rated-after-idle");
+  graph
+      .source("burst", {.output = {kIdSchema},
+                        .create =
+                            [=](const SubtaskInfo&) {
+                              return std::make_unique<BurstSource>(released, ended);
+                            },
+                        .rate = 2000})
+      .sink("log", logging_sink(sink_log));
+  Executor executor(RuntimeOptions::without_checkpoints());
+  JobResult result;
+  std::thread job([&] { result = executor.run(graph); });
+  const auto written = [&] {
+    std::lock_guard<std::mutex> lock(sink_log->mutex);
+    return sink_log->flushes_before.size();
+  };
+  std::this_thread::sleep_for(300ms);  // 600 records' worth of the rate unused
+  const auto released_at = Clock::now();
+  released->store(1000);
+  REQUIRE(testing::wait_until([&] { return written() == 1000; }));
+  const auto took = Clock::now() - released_at;
+  ended->store(true);
+  job.join();
+  REQUIRE(result.finished());
+  // At most 100 ms of the rate (200 records) at once, the other 800 at
+  // 2,000 a second: 0.4 s at least. Had the idle time counted, 0.2 s.
+  CHECK(took >= 350ms);
+}
+
 TEST_CASE("under backpressure flush ticks coalesce and are all accounted for", "[engine]") {
   struct SlowSink final : Sink {
     void open(SinkContext& context) override { context.register_flush_action([] {}); }

@@ -21,6 +21,11 @@ using namespace std::chrono_literals;
 constexpr std::chrono::microseconds kFirstIdleWait = 100us;
 constexpr std::chrono::microseconds kLastIdleWait = 5ms;
 
+// How far a source with a rate may run ahead of it after it had nothing to
+// emit for a while (or was held up): the time it did not use is not made up
+// for beyond this, so that an idle source's next records come at the rate too.
+constexpr std::chrono::milliseconds kRateBurst = 100ms;
+
 }  // namespace
 
 class Task::Context final : public SinkContext, public KeyTaker {
@@ -338,7 +343,9 @@ void Task::run_source() {
   using Clock = Notifier::Clock;
   const double rate = chain_.front().node->source.rate / parallelism_;
   const Counter& emitted = source_output();
-  const Clock::time_point start = Clock::now();
+  // The rate counts the records emitted since `start`.
+  Clock::time_point start = Clock::now();
+  uint64_t emitted_at_start = 0;
   std::chrono::microseconds idle_wait = kFirstIdleWait;
   const bool flush_on_idle = options_.flush_on_idle && options_.flush_interval.count() > 0;
   while (!job_.is_cancelled()) {
@@ -354,11 +361,17 @@ void Task::run_source() {
     }
     if (rate > 0) {
       // The instant at which the next record is due.
-      const auto due = start + std::chrono::duration_cast<Clock::duration>(
-                                   std::chrono::duration<double>(emitted.get() / rate));
-      if (Clock::now() < due) {
+      const auto due =
+          start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                      static_cast<double>(emitted.get() - emitted_at_start) / rate));
+      const auto now = Clock::now();
+      if (now < due) {
         idle(due);
         continue;
+      }
+      if (now - due > kRateBurst) {
+        start = now - kRateBurst;
+        emitted_at_start = emitted.get();
       }
     }
     switch (operators_->poll_source()) {
