@@ -633,6 +633,7 @@ SinkDef mysql_sink(const MySqlSinkOptions& options, const Schema& input) {
   def.create = [options, input, key, mode](const SubtaskInfo&) -> std::unique_ptr<Sink> {
     return std::make_unique<MySqlSink>(options, input, key, mode);
   };
+  def.waits_on_io = true;  // on the server, for every statement
   if (mode == MySqlSinkOptions::Mode::kUpsert) {
     def.key_columns = key;
     def.key_images = key_images(options, input, key);

@@ -1058,6 +1058,7 @@ SinkDef mysql_tables_sink(const MySqlSinkOptions& options, const std::vector<Tab
             return problems;
           },
       .takes_tables = true,
+      .waits_on_io = true,  // on the server, for every statement
   };
 }
 

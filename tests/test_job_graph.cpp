@@ -82,6 +82,19 @@ TEST_CASE("operators on forward edges of equal parallelism chain into one task",
   CHECK(plan.edges[0].partitioning == Partitioning::kForward);
 }
 
+TEST_CASE("a sink that waits on I/O runs in a task of its own, never chained", "[engine]") {
+  JobGraph graph("waits");
+  SinkDef waiting = blackhole_sink();
+  waiting.waits_on_io = true;
+  graph.source("gen", datagen_source({})).map("m", identity).sink("out", waiting);
+  const PhysicalPlan plan = build_plan(graph, RuntimeOptions::without_checkpoints());
+  REQUIRE(plan.chains.size() == 2);
+  CHECK(plan.chain_name(graph, 0) == "gen -> m");
+  CHECK(plan.chain_name(graph, 1) == "out");
+  REQUIRE(plan.edges.size() == 1);
+  CHECK(plan.edges[0].partitioning == Partitioning::kForward);
+}
+
 TEST_CASE("forward into another parallelism rebalances; a keyed sink is always hashed", "[engine]") {
   JobGraph graph("exchanges");
   SinkDef keyed = blackhole_sink();

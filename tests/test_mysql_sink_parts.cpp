@@ -11,9 +11,11 @@
 #include "sluice/connectors/datagen.hpp"
 #include "sluice/connectors/mysql_sink.hpp"
 #include "sluice/connectors/mysql_statement_writer.hpp"
+#include "sluice/connectors/mysql_tables_sink.hpp"
 #include "sluice/connectors/mysql_xa_committer.hpp"
 #include "sluice/connectors/upsert_buffer.hpp"
 #include "sluice/engine/data/value_codec.hpp"
+#include "sluice/engine/graph/physical_plan.hpp"
 #include "sluice/engine/runtime/executor.hpp"
 #include "sluice/tests/fake_sink_connection.hpp"
 #include "sluice/tests/support.hpp"
@@ -50,6 +52,19 @@ std::string lower(std::string text) {
 }
 
 }  // namespace
+
+TEST_CASE("the MySQL sink runs in a task of its own: its input works while it waits on the server",
+          "[sink-parts]") {
+  MySqlSinkOptions options;
+  options.table = "t";
+  JobGraph graph("own-task");
+  graph.source("gen", datagen_source({.schema = kNumbered}))
+      .sink("mysql", mysql_sink(options, kNumbered));
+  const PhysicalPlan plan = build_plan(graph, RuntimeOptions::without_checkpoints());
+  REQUIRE(plan.chains.size() == 2);
+  CHECK(plan.chain_name(graph, 1) == "mysql");
+  CHECK(mysql_tables_sink(options, {{"t", kNumbered}}, {{.table = "t"}}, false).waits_on_io);
+}
 
 TEST_CASE("statements stay within half the server's packet limit and 2000 rows", "[sink-parts]") {
   FakeServer server;

@@ -71,6 +71,7 @@ SinkHandle Stream::sink(std::string name, SinkDef def) {
   NodeDef node{.kind = NodeKind::kSink,
                .name = std::move(name),
                .parallelism = parallelism,
+               .chainable = !def.waits_on_io,
                .sink = std::move(def)};
   const Stream added = add(std::move(node));
   return SinkHandle(graph_, added.node_);

@@ -85,6 +85,11 @@ struct SinkDef {
   /// Whether it takes a stream of several tables (StreamType::tables),
   /// instead of one. It then runs with the parallelism of its input.
   bool takes_tables = false;
+  /// Whether the sink spends its time waiting on something outside the
+  /// process (a server's answer): it then runs in a task of its own, never
+  /// chained to its input, so that the input's work goes on meanwhile
+  /// instead of waiting with it.
+  bool waits_on_io = false;
 };
 
 enum class Partitioning {
