@@ -161,12 +161,17 @@ std::string server_identity(MySqlConnection& connection) {
   return "server_id " + v["server_id"] + " on " + v["hostname"] + ":" + v["port"];
 }
 
-// A field as the server sends it in a query's result: bytes as they are
-// (a BIT(1) one byte), anything else as text.
-Value field_value(const std::string& text, const DataType& type) {
-  if (type.id == TypeId::kBytes) return Value::bytes(text);
-  if (type.id == TypeId::kBoolean) return Value::boolean(text.size() == 1 && text[0] != '\0');
-  return parse_value(text, type);
+// Writes a field as the server sends it in a query's result into `row` of
+// `column`: bytes as they are (a BIT(1) one byte), anything else as text.
+void set_field(ColumnVector& column, uint32_t row, std::string_view text, const DataType& type) {
+  if (type.id == TypeId::kBytes) {
+    column.set_null(row, false);
+    column.set_string(row, text);
+  } else if (type.id == TypeId::kBoolean) {
+    column.set_value(row, Value::boolean(text.size() == 1 && text[0] != '\0'));
+  } else {
+    column.parse(row, text, type);
+  }
 }
 
 int64_t millis_since(std::chrono::system_clock::time_point then,
@@ -1007,9 +1012,27 @@ class MySqlCdcSource final : public Source {
                       quote_identifier(table.table);
     if (!last_key_.empty()) sql += " WHERE " + order.after(*snapshot_, last_key_);
     sql += " ORDER BY " + order.columns() + " LIMIT " + std::to_string(options_.chunk_rows);
-    std::vector<std::vector<std::optional<std::string>>> rows;
+    if (several_) out.to_table(static_cast<uint32_t>(reading()));
+    // Fields go from the result into the batch's columns, with no Row between.
+    Batch& batch = out.batch();
+    if (batch.schema().size() != schema.size()) {
+      throw std::logic_error("mysql-cdc: " + table.table + " has " + std::to_string(schema.size()) +
+                             " columns, its stream " + std::to_string(batch.schema().size()));
+    }
+    const std::optional<int64_t> position = resume_->position.packed();
+    size_t rows = 0;
     try {
-      rows = snapshot_->query(sql);
+      rows = snapshot_->query_each(sql, [&](MySqlConnection::FieldViews fields) {
+        const uint32_t at = batch.add_rows(1);
+        for (size_t c = 0; c < fields.size(); ++c) {
+          if (fields[c]) {
+            set_field(batch.column(c), at, *fields[c], batch.schema().column(c).type);
+          } else {
+            batch.column(c).set_null(at, true);
+          }
+        }
+        if (position) batch.set_position(at, *position | kSnapshotRow);
+      });
     } catch (const MySqlError& e) {
       // An ALTER TABLE after the snapshot's position: the table's rows in
       // it are gone or of other columns. A new snapshot, and the binlog
@@ -1023,20 +1046,13 @@ class MySqlCdcSource final : public Source {
       snapshot_.reset();
       return;
     }
-    const std::optional<int64_t> position = resume_->position.packed();
-    for (const auto& text : rows) {
-      Row row;
-      row.kind = RowKind::kInsert;
-      row.fields.reserve(schema.size());
-      for (size_t c = 0; c < schema.size(); ++c) {
-        row.fields.push_back(text[c] ? field_value(*text[c], schema.column(c).type) : Value());
-      }
-      emit(out, reading(), row,
-           position ? std::optional<int64_t>(*position | kSnapshotRow) : std::nullopt);
-      last_key_ = key_of(reading(), row);
+    if (rows > 0) {
+      last_key_.clear();
+      for (size_t k : schema.primary_key())
+        last_key_.push_back(batch.column(k).value(batch.size() - 1));
     }
     fault_point("cdc-snapshot-chunk");
-    if (rows.size() < options_.chunk_rows) next_table();
+    if (rows < options_.chunk_rows) next_table();
   }
 
   // The next table of the snapshot; the binlog after the last.

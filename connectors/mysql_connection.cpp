@@ -362,25 +362,40 @@ void MySqlConnection::execute(std::string_view sql) {
 }
 
 std::vector<std::vector<std::optional<std::string>>> MySqlConnection::query(std::string_view sql) {
+  std::vector<std::vector<std::optional<std::string>>> rows;
+  query_each(sql, [&](FieldViews fields) {
+    auto& out = rows.emplace_back();
+    out.reserve(fields.size());
+    for (const auto& field : fields) {
+      out.push_back(field ? std::optional<std::string>(*field) : std::nullopt);
+    }
+  });
+  return rows;
+}
+
+size_t MySqlConnection::query_each(std::string_view sql,
+                                   const std::function<void(FieldViews)>& row) {
   call_starting();
   if (mysql_real_query(mysql_, sql.data(), sql.size()) != 0) {
     throw_error(shortened_sql(sql));
   }
   MYSQL_RES* result = mysql_store_result(mysql_);
-  std::vector<std::vector<std::optional<std::string>>> rows;
   if (result == nullptr) {
     if (mysql_errno(mysql_) != 0) throw_error(shortened_sql(sql));
-    return rows;
+    return 0;
   }
-  const unsigned fields = mysql_num_fields(result);
-  while (MYSQL_ROW row = mysql_fetch_row(result)) {
+  const std::unique_ptr<MYSQL_RES, void (*)(MYSQL_RES*)> owned(result, mysql_free_result);
+  std::vector<std::optional<std::string_view>> fields(mysql_num_fields(result));
+  size_t rows = 0;
+  while (MYSQL_ROW values = mysql_fetch_row(result)) {
     const unsigned long* lengths = mysql_fetch_lengths(result);
-    auto& out = rows.emplace_back();
-    for (unsigned i = 0; i < fields; ++i) {
-      out.push_back(row[i] ? std::optional<std::string>(std::string(row[i], lengths[i])) : std::nullopt);
+    for (size_t i = 0; i < fields.size(); ++i) {
+      fields[i] = values[i] ? std::optional<std::string_view>(std::in_place, values[i], lengths[i])
+                            : std::nullopt;
     }
+    row(fields);
+    ++rows;
   }
-  mysql_free_result(result);
   return rows;
 }
 

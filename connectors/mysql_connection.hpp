@@ -3,10 +3,12 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -152,6 +154,12 @@ class MySqlConnection {
   void execute(std::string_view sql);
   /// Runs a query and returns its rows; NULL is nullopt.
   std::vector<std::vector<std::optional<std::string>>> query(std::string_view sql);
+  /// A row of a result as query_each() hands it on: a field per column,
+  /// nullopt for NULL, valid during the call only.
+  using FieldViews = std::span<const std::optional<std::string_view>>;
+  /// Runs a query and calls `row` with each row of its result, in order,
+  /// copying nothing; returns how many there were.
+  size_t query_each(std::string_view sql, const std::function<void(FieldViews)>& row);
   uint64_t affected_rows() const;
   /// The server's id for this connection (what KILL takes).
   uint64_t thread_id() const;

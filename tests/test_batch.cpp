@@ -144,6 +144,30 @@ TEST_CASE("a batch column hashes a value as Value::hash() does, so keys keep the
   }
 }
 
+TEST_CASE("a column parses text into a row as parse_value() does, and refuses what it refuses",
+          "[batch]") {
+  const Schema schema = Schema::parse(
+      "id BIGINT, ratio DOUBLE, amount DECIMAL(10,2), note STRING, flag BOOLEAN, at TIMESTAMP, "
+      "day DATE");
+  const std::vector<std::string> texts = {
+      "-9223372036854775808",  "2.5e3",     "-12.3", "caf\xc3\xa9", "true",
+      "2026-01-02 03:04:05.5", "2026-02-28"};
+  Batch batch(schema);
+  batch.add_rows(1);
+  for (size_t c = 0; c < schema.size(); ++c) {
+    batch.column(c).set_null(0, true);
+    batch.column(c).parse(0, texts[c], schema.column(c).type);
+    INFO(schema.column(c).name);
+    CHECK(batch.column(c).value(0) == parse_value(texts[c], schema.column(c).type));
+  }
+  for (const std::string bad : {"", "12x", "9223372036854775808"}) {
+    INFO(bad);
+    CHECK_THROWS_WITH(batch.column(0).parse(0, bad, schema.column(0).type),
+                      Catch::Contains("expected a BIGINT"));
+  }
+  CHECK_THROWS_AS(batch.column(2).parse(0, "1.2.3", schema.column(2).type), DataError);
+}
+
 TEST_CASE("equal values hash equally in a batch column, DECIMALs of any scale too", "[batch]") {
   const Schema schema = Schema::parse("d DECIMAL(10,3), s STRING");
   Batch batch(schema);

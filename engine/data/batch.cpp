@@ -1,5 +1,6 @@
 #include "sluice/engine/data/batch.hpp"
 
+#include <charconv>
 #include <stdexcept>
 
 #include "sluice/engine/common/error.hpp"
@@ -122,6 +123,27 @@ size_t ColumnVector::hash(uint32_t row) const {
       return hash_field(string_at(row)) ^ index;
   }
   return 0;
+}
+
+void ColumnVector::parse(uint32_t row, std::string_view text, const DataType& type) {
+  set_null(row, false);
+  switch (type.id) {
+    case TypeId::kBigint: {
+      int64_t& v = values<int64_t>()[row];
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+      if (ec == std::errc() && end == text.data() + text.size() && !text.empty()) return;
+      break;  // parse_value() says what is wrong
+    }
+    case TypeId::kString:
+      set_string(row, text);
+      return;
+    case TypeId::kDecimal:
+      values<Decimal>()[row] = Decimal::parse(text, type.precision, type.scale);
+      return;
+    default:
+      break;
+  }
+  set_value(row, parse_value(text, type));
 }
 
 void ColumnVector::grow(size_t n) {

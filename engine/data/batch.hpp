@@ -93,6 +93,10 @@ class ColumnVector {
   Value value(uint32_t row) const;
   /// Writes `value` into `row`; throws DataError if it is of another type.
   void set_value(uint32_t row, const Value& value);
+  /// Writes the value `text` spells into `row`, not NULL: what
+  /// set_value(row, parse_value(text, type)) writes, without a Value
+  /// between for the common types. `type` is the column's.
+  void parse(uint32_t row, std::string_view text, const DataType& type);
   /// Row `row`'s value's Value::hash(): equal values hash equally (DECIMALs
   /// of any scale too), and as they always did.
   size_t hash(uint32_t row) const;
