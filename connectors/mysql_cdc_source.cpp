@@ -1022,8 +1022,10 @@ class MySqlCdcSource final : public Source {
     const std::optional<int64_t> position = resume_->position.packed();
     size_t rows = 0;
     try {
-      rows = snapshot_->query_each(sql, [&](MySqlConnection::FieldViews fields) {
-        const uint32_t at = batch.add_rows(1);
+      MySqlResult result = snapshot_->query_result(sql);
+      rows = result.size();
+      for (uint32_t at = batch.add_rows(static_cast<uint32_t>(rows)); result.next(); ++at) {
+        const auto fields = result.fields();
         for (size_t c = 0; c < fields.size(); ++c) {
           if (fields[c]) {
             set_field(batch.column(c), at, *fields[c], batch.schema().column(c).type);
@@ -1032,7 +1034,7 @@ class MySqlCdcSource final : public Source {
           }
         }
         if (position) batch.set_position(at, *position | kSnapshotRow);
-      });
+      }
     } catch (const MySqlError& e) {
       // An ALTER TABLE after the snapshot's position: the table's rows in
       // it are gone or of other columns. A new snapshot, and the binlog

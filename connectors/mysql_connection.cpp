@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 
 #include "sluice/connectors/mysql_pvio.hpp"
 
@@ -362,41 +363,51 @@ void MySqlConnection::execute(std::string_view sql) {
 }
 
 std::vector<std::vector<std::optional<std::string>>> MySqlConnection::query(std::string_view sql) {
+  MySqlResult result = query_result(sql);
   std::vector<std::vector<std::optional<std::string>>> rows;
-  query_each(sql, [&](FieldViews fields) {
+  rows.reserve(result.size());
+  while (result.next()) {
     auto& out = rows.emplace_back();
-    out.reserve(fields.size());
-    for (const auto& field : fields) {
+    out.reserve(result.fields().size());
+    for (const auto& field : result.fields()) {
       out.push_back(field ? std::optional<std::string>(*field) : std::nullopt);
     }
-  });
+  }
   return rows;
 }
 
-size_t MySqlConnection::query_each(std::string_view sql,
-                                   const std::function<void(FieldViews)>& row) {
+MySqlResult MySqlConnection::query_result(std::string_view sql) {
   call_starting();
   if (mysql_real_query(mysql_, sql.data(), sql.size()) != 0) {
     throw_error(shortened_sql(sql));
   }
   MYSQL_RES* result = mysql_store_result(mysql_);
-  if (result == nullptr) {
-    if (mysql_errno(mysql_) != 0) throw_error(shortened_sql(sql));
-    return 0;
+  if (result == nullptr && mysql_errno(mysql_) != 0) throw_error(shortened_sql(sql));
+  return MySqlResult(result);
+}
+
+MySqlResult::MySqlResult(MYSQL_RES* result)
+    : result_(result), fields_(result ? mysql_num_fields(result) : 0) {}
+
+MySqlResult::~MySqlResult() {
+  if (result_) mysql_free_result(result_);
+}
+
+MySqlResult::MySqlResult(MySqlResult&& other) noexcept
+    : result_(std::exchange(other.result_, nullptr)), fields_(std::move(other.fields_)) {}
+
+size_t MySqlResult::size() const { return result_ ? mysql_num_rows(result_) : 0; }
+
+bool MySqlResult::next() {
+  if (result_ == nullptr) return false;
+  MYSQL_ROW values = mysql_fetch_row(result_);
+  if (values == nullptr) return false;
+  const unsigned long* lengths = mysql_fetch_lengths(result_);
+  for (size_t i = 0; i < fields_.size(); ++i) {
+    fields_[i] = values[i] ? std::optional<std::string_view>(std::in_place, values[i], lengths[i])
+                           : std::nullopt;
   }
-  const std::unique_ptr<MYSQL_RES, void (*)(MYSQL_RES*)> owned(result, mysql_free_result);
-  std::vector<std::optional<std::string_view>> fields(mysql_num_fields(result));
-  size_t rows = 0;
-  while (MYSQL_ROW values = mysql_fetch_row(result)) {
-    const unsigned long* lengths = mysql_fetch_lengths(result);
-    for (size_t i = 0; i < fields.size(); ++i) {
-      fields[i] = values[i] ? std::optional<std::string_view>(std::in_place, values[i], lengths[i])
-                            : std::nullopt;
-    }
-    row(fields);
-    ++rows;
-  }
-  return rows;
+  return true;
 }
 
 uint64_t MySqlConnection::affected_rows() const { return mysql_affected_rows(mysql_); }

@@ -3,7 +3,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -18,6 +17,7 @@
 #include "sluice/engine/data/schema.hpp"
 
 struct st_mysql;
+struct st_mysql_res;
 struct st_mysql_stmt;
 
 namespace sluice {
@@ -143,6 +143,31 @@ struct MySqlSession {
 /// (MYSQL_OPT_RECONNECT) stays off: it would silently lose a transaction.
 /// Every failure throws MySqlError; one that came after the server was
 /// silent for the whole timeout says that the server did not answer.
+/// A query's result, read whole from the server: its rows, one after the
+/// other, as views of their fields.
+class MySqlResult {
+ public:
+  /// `result` may be null: no rows.
+  explicit MySqlResult(st_mysql_res* result);
+  ~MySqlResult();
+  MySqlResult(MySqlResult&& other) noexcept;
+  MySqlResult& operator=(MySqlResult&&) = delete;
+  MySqlResult(const MySqlResult&) = delete;
+  MySqlResult& operator=(const MySqlResult&) = delete;
+
+  /// Rows in the result.
+  size_t size() const;
+  /// Moves to the next row (the first, at the start); false past the last.
+  bool next();
+  /// The current row's fields, one per column, nullopt for NULL; valid
+  /// until next().
+  std::span<const std::optional<std::string_view>> fields() const { return fields_; }
+
+ private:
+  st_mysql_res* result_;
+  std::vector<std::optional<std::string_view>> fields_;
+};
+
 class MySqlConnection {
  public:
   /// Connects, with utf8mb4 and autocommit on.
@@ -154,12 +179,9 @@ class MySqlConnection {
   void execute(std::string_view sql);
   /// Runs a query and returns its rows; NULL is nullopt.
   std::vector<std::vector<std::optional<std::string>>> query(std::string_view sql);
-  /// A row of a result as query_each() hands it on: a field per column,
-  /// nullopt for NULL, valid during the call only.
-  using FieldViews = std::span<const std::optional<std::string_view>>;
-  /// Runs a query and calls `row` with each row of its result, in order,
-  /// copying nothing; returns how many there were.
-  size_t query_each(std::string_view sql, const std::function<void(FieldViews)>& row);
+  /// Runs a query and returns its result, read whole, to be gone through
+  /// row by row with no copy.
+  MySqlResult query_result(std::string_view sql);
   uint64_t affected_rows() const;
   /// The server's id for this connection (what KILL takes).
   uint64_t thread_id() const;
