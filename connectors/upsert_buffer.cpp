@@ -1,6 +1,8 @@
 #include "sluice/connectors/upsert_buffer.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <utility>
 
 #include "sluice/engine/common/error.hpp"
 #include "sluice/engine/data/value_codec.hpp"
@@ -12,6 +14,43 @@ namespace {
 constexpr auto by_sequence = [](const auto* a, const auto* b) { return a->sequence < b->sequence; };
 
 }  // namespace
+
+const uint32_t* KeyIndex::find(std::string_view key) const {
+  if (size_ == 0) return nullptr;
+  const Slot& slot = slots_[slot_of(key, std::hash<std::string_view>()(key))];
+  return slot.number == kEmpty ? nullptr : &slot.number;
+}
+
+void KeyIndex::insert_or_assign(std::string_view key, uint32_t number) {
+  if ((size_ + 1) * 2 > slots_.size()) grow();
+  const size_t hash = std::hash<std::string_view>()(key);
+  Slot& slot = slots_[slot_of(key, hash)];
+  if (slot.number == kEmpty) ++size_;
+  slot = {hash, key.data(), static_cast<uint32_t>(key.size()), number};
+}
+
+void KeyIndex::clear() {
+  if (size_ == 0) return;
+  std::fill(slots_.begin(), slots_.end(), Slot{});
+  size_ = 0;
+}
+
+size_t KeyIndex::slot_of(std::string_view key, size_t hash) const {
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+    const Slot& slot = slots_[i];
+    if (slot.number == kEmpty) return i;
+    if (slot.hash == hash && std::string_view(slot.data, slot.size) == key) return i;
+  }
+}
+
+void KeyIndex::grow() {
+  std::vector<Slot> old =
+      std::exchange(slots_, std::vector<Slot>(std::max<size_t>(64, slots_.size() * 2)));
+  for (const Slot& slot : old) {
+    if (slot.number != kEmpty) slots_[slot_of({slot.data, slot.size}, slot.hash)] = slot;
+  }
+}
 
 UpsertBuffer::UpsertBuffer(const Schema& schema, std::vector<size_t> key, bool keep_order,
                            std::vector<UniqueKey> unique)
@@ -76,10 +115,10 @@ void UpsertBuffer::add_stored(uint32_t row) {
 }
 
 void UpsertBuffer::put(std::string key, uint32_t row, bool deleted, Before holds, uint32_t before) {
-  const auto latest = latest_.find(key);
+  const uint32_t* latest = latest_.find(key);
   Entry* entry = nullptr;
-  if (latest != latest_.end() && entries_[latest->second].generation == generation_) {
-    entry = &entries_[latest->second];
+  if (latest != nullptr && entries_[*latest].generation == generation_) {
+    entry = &entries_[*latest];
   }
   if (!unique_.empty() && must_cut(entry, row, deleted)) {
     cut();

@@ -5,6 +5,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -14,6 +15,37 @@
 #include "sluice/engine/graph/job_graph.hpp"
 
 namespace sluice {
+
+/// Numbers by key, for keys that live elsewhere (the index holds views of
+/// them): an open-addressing table of (hash, key, number) slots probed
+/// linearly, at most half full, so that a lookup mostly reads one cache
+/// line where a node-based map follows a chain of allocations.
+class KeyIndex {
+ public:
+  /// The number of `key`, or null.
+  const uint32_t* find(std::string_view key) const;
+  /// Makes `key`'s number `number`; `key` must stay where it is until
+  /// clear() (or until it is given again from its new place).
+  void insert_or_assign(std::string_view key, uint32_t number);
+  /// Forgets every key, keeping the capacity.
+  void clear();
+  size_t size() const { return size_; }
+
+ private:
+  static constexpr uint32_t kEmpty = UINT32_MAX;
+  struct Slot {
+    size_t hash = 0;
+    const char* data = nullptr;
+    uint32_t size = 0;
+    uint32_t number = kEmpty;
+  };
+  // The slot of `key` (hashing to `hash`), or the empty one where it would go.
+  size_t slot_of(std::string_view key, size_t hash) const;
+  void grow();
+
+  std::vector<Slot> slots_;  // a power of two of them, or none
+  size_t size_ = 0;
+};
 
 /// The upsert sink's buffer: the last change of every key, so that a flush
 /// leaves the table as the changes since the last one, applied in order,
@@ -160,7 +192,7 @@ class UpsertBuffer {
   // then goes to the end of the table's B-tree, row after row). A deque:
   // latest_ points into it.
   std::deque<Entry> entries_;
-  std::unordered_map<std::string_view, uint32_t> latest_;  // key: its latest entry
+  KeyIndex latest_;  // key: its latest entry
   // The current generation's entries by the unique values their before
   // images hold (each prefixed by the unique key's number), and those whose
   // before image is unknown.

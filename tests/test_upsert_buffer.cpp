@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cctype>
+#include <deque>
+#include <map>
 #include <random>
 
 #include "sluice/connectors/upsert_buffer.hpp"
@@ -40,6 +42,33 @@ std::string describe(const UpsertBuffer& buffer, const std::vector<UpsertBuffer:
 }
 
 }  // namespace
+
+TEST_CASE("a key index finds every key given it, the number given last, after growing and clear",
+          "[buffer]") {
+  std::deque<std::string> keys;  // where the index's views point
+  KeyIndex index;
+  std::map<std::string, uint32_t> want;
+  std::mt19937 random(7);
+  for (uint32_t i = 0; i < 5000; ++i) {
+    // Short and long keys, some given again, and the empty one.
+    const std::string key =
+        i % 97 == 0 ? "" : std::to_string(random() % 3000) + std::string(i % 3 * 9, 'k');
+    index.insert_or_assign(keys.emplace_back(key), i);
+    want[key] = i;
+  }
+  CHECK(index.size() == want.size());
+  for (const auto& [key, number] : want) {
+    INFO(key);
+    REQUIRE(index.find(key) != nullptr);
+    CHECK(*index.find(key) == number);
+  }
+  CHECK(index.find("absent") == nullptr);
+  index.clear();
+  CHECK(index.size() == 0);
+  CHECK(index.find(want.begin()->first) == nullptr);
+  index.insert_or_assign(keys.front(), 1);
+  CHECK(*index.find(keys.front()) == 1);
+}
 
 TEST_CASE("the buffer keeps the last change of each key", "[buffer]") {
   UpsertBuffer buffer(kNumbers, {0}, false);
