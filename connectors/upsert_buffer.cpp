@@ -1,7 +1,6 @@
 #include "sluice/connectors/upsert_buffer.hpp"
 
 #include <algorithm>
-#include <functional>
 #include <utility>
 
 #include "sluice/engine/common/error.hpp"
@@ -15,40 +14,21 @@ constexpr auto by_sequence = [](const auto* a, const auto* b) { return a->sequen
 
 }  // namespace
 
-const uint32_t* KeyIndex::find(std::string_view key) const {
-  if (size_ == 0) return nullptr;
-  const Slot& slot = slots_[slot_of(key, std::hash<std::string_view>()(key))];
-  return slot.number == kEmpty ? nullptr : &slot.number;
-}
-
-void KeyIndex::insert_or_assign(std::string_view key, uint32_t number) {
-  if ((size_ + 1) * 2 > slots_.size()) grow();
-  const size_t hash = std::hash<std::string_view>()(key);
-  Slot& slot = slots_[slot_of(key, hash)];
-  if (slot.number == kEmpty) ++size_;
-  slot = {hash, key.data(), static_cast<uint32_t>(key.size()), number};
-}
-
 void KeyIndex::clear() {
   if (size_ == 0) return;
   std::fill(slots_.begin(), slots_.end(), Slot{});
   size_ = 0;
 }
 
-size_t KeyIndex::slot_of(std::string_view key, size_t hash) const {
-  const size_t mask = slots_.size() - 1;
-  for (size_t i = hash & mask;; i = (i + 1) & mask) {
-    const Slot& slot = slots_[i];
-    if (slot.number == kEmpty) return i;
-    if (slot.hash == hash && std::string_view(slot.data, slot.size) == key) return i;
-  }
-}
-
 void KeyIndex::grow() {
   std::vector<Slot> old =
       std::exchange(slots_, std::vector<Slot>(std::max<size_t>(64, slots_.size() * 2)));
+  const size_t mask = slots_.size() - 1;
   for (const Slot& slot : old) {
-    if (slot.number != kEmpty) slots_[slot_of({slot.data, slot.size}, slot.hash)] = slot;
+    if (slot.number == kEmpty) continue;
+    size_t i = slot.hash & mask;  // the keys are distinct: the first free slot
+    while (slots_[i].number != kEmpty) i = (i + 1) & mask;
+    slots_[i] = slot;
   }
 }
 
@@ -115,7 +95,8 @@ void UpsertBuffer::add_stored(uint32_t row) {
 }
 
 void UpsertBuffer::put(std::string key, uint32_t row, bool deleted, Before holds, uint32_t before) {
-  const uint32_t* latest = latest_.find(key);
+  const size_t hash = KeyIndex::hash(key);
+  const uint32_t* latest = latest_.find(key, hash, key_of());
   Entry* entry = nullptr;
   if (latest != nullptr && entries_[*latest].generation == generation_) {
     entry = &entries_[*latest];
@@ -128,7 +109,7 @@ void UpsertBuffer::put(std::string key, uint32_t row, bool deleted, Before holds
     const auto at = static_cast<uint32_t>(entries_.size());
     entries_.push_back(
         {.key = std::move(key), .before = before, .holds = holds, .generation = generation_});
-    latest_.insert_or_assign(entries_.back().key, at);
+    latest_.insert_or_assign(entries_.back().key, hash, at, key_of());
     if (!unique_.empty()) index_before(at);
     entry = &entries_.back();
   }
@@ -247,7 +228,8 @@ void UpsertBuffer::reindex() {
   unknown_.clear();
   if (entries_.empty()) generation_ = 0;
   for (uint32_t at = 0; at < entries_.size(); ++at) {
-    latest_.insert_or_assign(entries_[at].key, at);  // later generations last
+    const std::string& key = entries_[at].key;
+    latest_.insert_or_assign(key, KeyIndex::hash(key), at, key_of());  // later generations last
     if (!unique_.empty() && entries_[at].generation == generation_) index_before(at);
   }
 }

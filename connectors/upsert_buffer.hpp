@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -16,17 +17,31 @@
 
 namespace sluice {
 
-/// Numbers by key, for keys that live elsewhere (the index holds views of
-/// them): an open-addressing table of (hash, key, number) slots probed
-/// linearly, at most half full, so that a lookup mostly reads one cache
-/// line where a node-based map follows a chain of allocations.
+/// Numbers by key, for keys that live elsewhere: `key_of(number)` gives
+/// the key of a number given before. An open-addressing table of (32 bits
+/// of the hash, number) slots probed linearly, at most half full: a lookup
+/// mostly reads one cache line of a compact array, and a key's bytes only
+/// where the hash bits match, where a node-based map follows a chain of
+/// allocations.
 class KeyIndex {
  public:
+  /// `key`'s hash, which find() and insert_or_assign() take: a key is hashed once.
+  static size_t hash(std::string_view key) { return std::hash<std::string_view>()(key); }
   /// The number of `key`, or null.
-  const uint32_t* find(std::string_view key) const;
-  /// Makes `key`'s number `number`; `key` must stay where it is until
-  /// clear() (or until it is given again from its new place).
-  void insert_or_assign(std::string_view key, uint32_t number);
+  template <typename KeyOf>
+  const uint32_t* find(std::string_view key, size_t hash, const KeyOf& key_of) const {
+    if (size_ == 0) return nullptr;
+    const Slot& slot = slots_[slot_of(key, hash, key_of)];
+    return slot.number == kEmpty ? nullptr : &slot.number;
+  }
+  /// Makes `key`'s number `number`.
+  template <typename KeyOf>
+  void insert_or_assign(std::string_view key, size_t hash, uint32_t number, const KeyOf& key_of) {
+    if ((size_ + 1) * 2 > slots_.size()) grow();
+    Slot& slot = slots_[slot_of(key, hash, key_of)];
+    if (slot.number == kEmpty) ++size_;
+    slot = {static_cast<uint32_t>(hash), number};
+  }
   /// Forgets every key, keeping the capacity.
   void clear();
   size_t size() const { return size_; }
@@ -34,13 +49,19 @@ class KeyIndex {
  private:
   static constexpr uint32_t kEmpty = UINT32_MAX;
   struct Slot {
-    size_t hash = 0;
-    const char* data = nullptr;
-    uint32_t size = 0;
+    uint32_t hash = 0;  // its low 32 bits, which also place it
     uint32_t number = kEmpty;
   };
-  // The slot of `key` (hashing to `hash`), or the empty one where it would go.
-  size_t slot_of(std::string_view key, size_t hash) const;
+  // The slot of `key`, or the empty one where it would go.
+  template <typename KeyOf>
+  size_t slot_of(std::string_view key, size_t hash, const KeyOf& key_of) const {
+    const size_t mask = slots_.size() - 1;
+    const auto bits = static_cast<uint32_t>(hash);
+    for (size_t i = bits & mask;; i = (i + 1) & mask) {
+      const Slot& slot = slots_[i];
+      if (slot.number == kEmpty || (slot.hash == bits && key_of(slot.number) == key)) return i;
+    }
+  }
   void grow();
 
   std::vector<Slot> slots_;  // a power of two of them, or none
@@ -173,6 +194,10 @@ class UpsertBuffer {
   // The value of unique key `k` in `row`, as the table compares it; null
   // if a column of it is NULL (NULLs never collide).
   std::optional<std::string> unique_value(uint32_t row, size_t k);
+  // What latest_ needs: the key of an entry.
+  auto key_of() const {
+    return [this](uint32_t entry) { return std::string_view(entries_[entry].key); };
+  }
   // Rebuilds the indexes of entries_ after entries left it.
   void reindex();
   // Drops the rows no entry refers to.

@@ -1,7 +1,6 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cctype>
-#include <deque>
 #include <map>
 #include <random>
 
@@ -45,7 +44,8 @@ std::string describe(const UpsertBuffer& buffer, const std::vector<UpsertBuffer:
 
 TEST_CASE("a key index finds every key given it, the number given last, after growing and clear",
           "[buffer]") {
-  std::deque<std::string> keys;  // where the index's views point
+  std::vector<std::string> keys;  // number i is keys[i]
+  const auto key_of = [&](uint32_t number) { return std::string_view(keys[number]); };
   KeyIndex index;
   std::map<std::string, uint32_t> want;
   std::mt19937 random(7);
@@ -53,21 +53,36 @@ TEST_CASE("a key index finds every key given it, the number given last, after gr
     // Short and long keys, some given again, and the empty one.
     const std::string key =
         i % 97 == 0 ? "" : std::to_string(random() % 3000) + std::string(i % 3 * 9, 'k');
-    index.insert_or_assign(keys.emplace_back(key), i);
+    keys.push_back(key);
+    index.insert_or_assign(key, KeyIndex::hash(key), i, key_of);
     want[key] = i;
   }
   CHECK(index.size() == want.size());
   for (const auto& [key, number] : want) {
     INFO(key);
-    REQUIRE(index.find(key) != nullptr);
-    CHECK(*index.find(key) == number);
+    const uint32_t* found = index.find(key, KeyIndex::hash(key), key_of);
+    REQUIRE(found != nullptr);
+    CHECK(*found == number);
   }
-  CHECK(index.find("absent") == nullptr);
+  CHECK(index.find("absent", KeyIndex::hash("absent"), key_of) == nullptr);
   index.clear();
   CHECK(index.size() == 0);
-  CHECK(index.find(want.begin()->first) == nullptr);
-  index.insert_or_assign(keys.front(), 1);
-  CHECK(*index.find(keys.front()) == 1);
+  CHECK(index.find(want.begin()->first, KeyIndex::hash(want.begin()->first), key_of) == nullptr);
+  index.insert_or_assign(keys.front(), KeyIndex::hash(keys.front()), 0, key_of);
+  CHECK(*index.find(keys.front(), KeyIndex::hash(keys.front()), key_of) == 0);
+}
+
+TEST_CASE("a key index tells keys of equal hashes apart by their bytes", "[buffer]") {
+  const std::vector<std::string> keys = {"a", "b", "ab", "ba", ""};
+  const auto key_of = [&](uint32_t number) { return std::string_view(keys[number]); };
+  KeyIndex index;
+  for (uint32_t i = 0; i < keys.size(); ++i) index.insert_or_assign(keys[i], 42, i, key_of);
+  for (uint32_t i = 0; i < keys.size(); ++i) {
+    INFO(keys[i]);
+    REQUIRE(index.find(keys[i], 42, key_of) != nullptr);
+    CHECK(*index.find(keys[i], 42, key_of) == i);
+  }
+  CHECK(index.find("c", 42, key_of) == nullptr);
 }
 
 TEST_CASE("the buffer keeps the last change of each key", "[buffer]") {
