@@ -14,7 +14,7 @@ struct ParameterArrays {
   std::vector<int64_t> integers;
   std::vector<double> doubles;
   std::vector<BoolSlot> booleans;
-  std::vector<std::string> texts;  // formatted DECIMAL and TIMESTAMP values
+  std::string texts;  // formatted DECIMAL, TIMESTAMP, DATE and TIME values, one after another
   std::vector<const char*> pointers;
   std::vector<unsigned long> lengths;
   std::vector<uint8_t> nulls;
@@ -29,6 +29,27 @@ const T* values_of(const std::vector<T>& column, std::span<const uint32_t> rows,
   gathered.resize(rows.size());
   for (size_t r = 0; r < rows.size(); ++r) gathered[r] = column[rows[r]];
   return gathered.data();
+}
+
+// Appends the text of row `row` of `column`, a DECIMAL, TIMESTAMP, DATE or
+// TIME, as Value::append_to() writes it.
+void append_text(const ColumnVector& column, uint32_t row, std::string& out) {
+  switch (column.type()) {
+    case TypeId::kDecimal:
+      column.values<Decimal>()[row].append_to(out);
+      break;
+    case TypeId::kTimestamp:
+      column.values<Timestamp>()[row].append_to(out);
+      break;
+    case TypeId::kDate:
+      column.values<Date>()[row].append_to(out);
+      break;
+    case TypeId::kTime:
+      column.values<Time>()[row].append_to(out);
+      break;
+    default:
+      column.value(row).append_to(out);
+  }
 }
 
 // Binds `bind` to the values of `column` (of type `type`) at rows `rows`,
@@ -64,23 +85,26 @@ void bind_parameter(const ColumnVector& column, TypeId type, std::span<const uin
     case TypeId::kTimestamp:
     case TypeId::kDate:
     case TypeId::kTime: {
+      // Strings and bytes are sent from the batch itself; the rest
+      // formatted first, as the server reads them exactly.
       const bool in_place = type == TypeId::kString || type == TypeId::kBytes;
-      if (!in_place) a.texts.resize(n);
-      a.pointers.resize(n);
-      a.lengths.resize(n);
+      a.pointers.assign(n, nullptr);
+      a.lengths.assign(n, 0);
       for (size_t r = 0; r < n; ++r) {
         if (column.is_null(rows[r])) continue;
-        // Strings and bytes are sent from the batch itself; the rest
-        // formatted first, as the server reads them exactly.
-        std::string_view text;
         if (in_place) {
-          text = column.string_at(rows[r]);
+          const std::string_view text = column.string_at(rows[r]);
+          a.pointers[r] = text.data();
+          a.lengths[r] = text.size();
         } else {
-          column.value(rows[r]).append_to(a.texts[r]);
-          text = a.texts[r];
+          const size_t from = a.texts.size();
+          append_text(column, rows[r], a.texts);
+          a.lengths[r] = a.texts.size() - from;
         }
-        a.pointers[r] = text.data();
-        a.lengths[r] = text.size();
+      }
+      if (!in_place) {  // now that a.texts no longer moves
+        for (size_t r = 0, at = 0; r < n; at += a.lengths[r], ++r)
+          a.pointers[r] = a.texts.data() + at;
       }
       // Bytes as bytes: the server takes no charset of theirs.
       bind.buffer_type = type == TypeId::kBytes ? MYSQL_TYPE_BLOB : MYSQL_TYPE_STRING;
