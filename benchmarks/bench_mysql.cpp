@@ -1,5 +1,6 @@
 #include "sluice/benchmarks/bench_mysql.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -93,6 +94,13 @@ ThrowawayServer::ThrowawayServer(int server_id) : dir_(make_directory()), socket
   if (pid_ < 0) throw Error("cannot fork a MariaDB server");
   if (pid_ == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // no server outlives the benchmark
+    // What it prints before its error log is open goes there too, not
+    // into the benchmark's output.
+    const int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (out >= 0) {
+      ::dup2(out, STDOUT_FILENO);
+      ::dup2(out, STDERR_FILENO);
+    }
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

@@ -1,6 +1,7 @@
 #include "sluice/cli/job_commands.hpp"
 
 #include <signal.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <atomic>
@@ -204,6 +205,10 @@ void print_error(const std::string& message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
 }
 
-void use_job_log_pattern() { spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %v"); }
+void use_job_logging() {
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "sluice", std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
+  spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %v");
+}
 
 }  // namespace sluice::cli

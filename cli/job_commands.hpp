@@ -45,7 +45,9 @@ int run_job(const JobDefinition& job, const OptionTable& table, const JobArgs& a
 int guarded(const std::function<int()>& command);
 /// "error: `message`" on stderr, as a usage error is shown.
 void print_error(const std::string& message);
-/// The log line pattern of the commands: time, level, message.
-void use_job_log_pattern();
+/// The commands' log: on stderr, as every diagnostic (the progress line,
+/// the summary, errors), so that stdout holds only what a job or command
+/// outputs (the print sink's rows, a listing); lines of time, level, message.
+void use_job_logging();
 
 }  // namespace sluice::cli

@@ -38,6 +38,6 @@ struct ProgressCounts {
 ProgressCounts progress_counts(const JobGraph& graph, const JobMetrics& metrics);
 
 /// The table printed when a job ends: per operator, per checkpoint, totals.
-void print_summary(const JobGraph& graph, const JobResult& result, FILE* out = stdout);
+void print_summary(const JobGraph& graph, const JobResult& result, FILE* out = stderr);
 
 }  // namespace sluice

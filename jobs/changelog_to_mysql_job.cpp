@@ -46,34 +46,42 @@ void print_mysql_layers(const JobResult& result, const std::string& source, cons
   for (const char* trigger : {"max-rows", "signal", "barrier", "close"}) {
     flushes += m.counter(sink + ".flushes." + trigger);
   }
-  std::printf("\nrow by row or batch by batch?\n");
-  std::printf("  %-34s %12llu\n", "records read by the source", static_cast<unsigned long long>(m.records_out(source)));
-  std::printf("  %-34s %12llu\n", "records into the sink", static_cast<unsigned long long>(m.records_in(sink)));
-  std::printf("  %-34s %12llu  (max-rows %llu, signal %llu, barrier %llu, close %llu)\n", "flushes",
-              static_cast<unsigned long long>(flushes), count("flushes.max-rows"),
-              count("flushes.signal"), count("flushes.barrier"), count("flushes.close"));
-  std::printf("  %-34s %12llu  (%s, %s)\n", "distinct keys flushed", count("keys"),
-              count_of(count("upserts"), "upsert").c_str(),
-              count_of(count("deletes"), "delete").c_str());
+  std::fprintf(stderr, "\nrow by row or batch by batch?\n");
+  std::fprintf(stderr, "  %-34s %12llu\n", "records read by the source",
+               static_cast<unsigned long long>(m.records_out(source)));
+  std::fprintf(stderr, "  %-34s %12llu\n", "records into the sink",
+               static_cast<unsigned long long>(m.records_in(sink)));
+  std::fprintf(stderr, "  %-34s %12llu  (max-rows %llu, signal %llu, barrier %llu, close %llu)\n",
+               "flushes", static_cast<unsigned long long>(flushes), count("flushes.max-rows"),
+               count("flushes.signal"), count("flushes.barrier"), count("flushes.close"));
+  std::fprintf(stderr, "  %-34s %12llu  (%s, %s)\n", "distinct keys flushed", count("keys"),
+               count_of(count("upserts"), "upsert").c_str(),
+               count_of(count("deletes"), "delete").c_str());
   if (flushes > 0) {
-    std::printf("  %-34s %12.0f input records -> %.0f distinct keys -> %.1f statements\n", "per flush, on average",
-                static_cast<double>(m.records_in(sink)) / flushes, static_cast<double>(count("keys")) / flushes,
-                static_cast<double>(count("statements")) / flushes);
+    std::fprintf(stderr, "  %-34s %12.0f input records -> %.0f distinct keys -> %.1f statements\n",
+                 "per flush, on average", static_cast<double>(m.records_in(sink)) / flushes,
+                 static_cast<double>(count("keys")) / flushes,
+                 static_cast<double>(count("statements")) / flushes);
   }
-  std::printf("  %-34s %12llu\n", "statements executed", count("statements"));
-  std::printf("  %-34s %12llu\n", "transactions committed", count("transactions"));
-  std::printf("  %-34s %12llu\n", "rows affected (server's count)", count("rows-affected"));
-  if (count("retries") > 0) std::printf("  %-34s %12llu\n", "flushes retried", count("retries"));
+  std::fprintf(stderr, "  %-34s %12llu\n", "statements executed", count("statements"));
+  std::fprintf(stderr, "  %-34s %12llu\n", "transactions committed", count("transactions"));
+  std::fprintf(stderr, "  %-34s %12llu\n", "rows affected (server's count)",
+               count("rows-affected"));
+  if (count("retries") > 0)
+    std::fprintf(stderr, "  %-34s %12llu\n", "flushes retried", count("retries"));
   if (count("dead-letters") > 0) {
-    std::printf("  %-34s %12llu\n", "changes refused, dead letters", count("dead-letters"));
+    std::fprintf(stderr, "  %-34s %12llu\n", "changes refused, dead letters",
+                 count("dead-letters"));
   }
   if (count("schema-changes-refused") > 0) {
-    std::printf("  %-34s %12llu\n", "schema changes refused", count("schema-changes-refused"));
+    std::fprintf(stderr, "  %-34s %12llu\n", "schema changes refused",
+                 count("schema-changes-refused"));
   }
   if (count("xa.prepared") + count("xa.recovered") + count("xa.rolled-back") > 0) {
-    std::printf("  %-34s %12llu prepared, %llu committed, %llu recovered, %llu rolled back\n",
-                "XA transactions", count("xa.prepared"), count("xa.committed"),
-                count("xa.recovered"), count("xa.rolled-back"));
+    std::fprintf(stderr,
+                 "  %-34s %12llu prepared, %llu committed, %llu recovered, %llu rolled back\n",
+                 "XA transactions", count("xa.prepared"), count("xa.committed"),
+                 count("xa.recovered"), count("xa.rolled-back"));
   }
 }
 

@@ -79,14 +79,14 @@ bool check_table(const MySqlUrl& url, const std::string& table, const DatagenOpt
   }
   missing = expected.size();
   if (missing + different + extra == 0) {
-    std::printf("\ntable %s matches the changelog's final state: %s\n", table.c_str(),
-                count_of(rows, "row").c_str());
+    std::fprintf(stderr, "\ntable %s matches the changelog's final state: %s\n", table.c_str(),
+                 count_of(rows, "row").c_str());
     return true;
   }
-  std::printf(
-      "\ntable %s does NOT match the changelog's final state: %s missing, %zu "
-      "different, %zu that should not be there\n",
-      table.c_str(), count_of(missing, "row").c_str(), different, extra);
+  std::fprintf(stderr,
+               "\ntable %s does NOT match the changelog's final state: %s missing, %zu "
+               "different, %zu that should not be there\n",
+               table.c_str(), count_of(missing, "row").c_str(), different, extra);
   return false;
 }
 

@@ -74,20 +74,21 @@ class TrickleSource final : public Source {
   void report(std::chrono::steady_clock::time_point now) {
     const auto ms = [](auto d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
     if (visible_at_) {
-      std::printf(
+      std::fprintf(
+          stderr,
           "burst %d: %s, visible in %s after %lld ms of silence (engine.flush.interval=%lld ms)\n",
           burst_ + 1, count_of(per_burst_, "order").c_str(), table_.c_str(),
           static_cast<long long>(ms(*visible_at_ - burst_started_)),
           static_cast<long long>(flush_interval_.count()));
     } else {
-      std::printf(
+      std::fprintf(
+          stderr,
           "burst %d: %s, still not in %s after %lld ms of silence: with "
           "engine.flush.interval=0 nothing flushes an idle sink until max-rows, a checkpoint or "
           "the end\n",
           burst_ + 1, count_of(per_burst_, "order").c_str(), table_.c_str(),
           static_cast<long long>(ms(now - burst_started_)));
     }
-    std::fflush(stdout);
   }
 
   ChangeGenerator generator_;

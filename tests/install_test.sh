@@ -29,13 +29,16 @@ cmake -S "$source_dir/examples/custom-job" -B "$work/build" -DCMAKE_PREFIX_PATH=
   -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$work/build" -j"$(nproc)" >/dev/null
 job="$work/build/custom_job"
-output=$("$job" --set checkpoint.dir="$work/state")
+output=$("$job" --set checkpoint.dir="$work/state" 2>"$work/stderr")
+diagnostics=$(cat "$work/stderr")
 echo "$output"
+echo "$diagnostics"
 # 1² + 2² + … + 1000² = 1000·1001·2001/6
 grep -q "custom-job: sum of squares 333833500" <<<"$output" || fail "wrong sum"
-grep -Eq "custom-job: 1000 rows, [1-9][0-9]* flushes, [1-9][0-9]* checkpoints" <<<"$output" ||
+grep -Eq "custom-job: 1000 rows, [1-9][0-9]* flushes, [1-9][0-9]* checkpoints" <<<"$diagnostics" ||
   fail "no flushes or checkpoints"
-grep -Eq "^count +1 +0 +1000 " <<<"$output" || fail "no summary"
+grep -Eq "^count +1 +0 +1000 " <<<"$diagnostics" || fail "no summary on stderr"
+! grep -q "^count " <<<"$output" || fail "the summary on stdout, among the job's output"
 
 # run_cli() gave it the CLI's tooling: --set, describe, usage errors.
 output=$("$job" --set count.last=10 --set restore=none --set checkpoint.dir="$work/state")

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <regex>
+#include <sstream>
 
 #include "sluice/cli/run_cli.hpp"
 #include "sluice/engine/common/error.hpp"
@@ -100,6 +101,31 @@ TEST_CASE("sluice run finishes the example job and prints its summary", "[cli]")
   CHECK(result.status == 0);
   CHECK_THAT(result.output, Catch::Contains("+I[") && Catch::Contains("finished in"));
   CHECK_THAT(result.output, Catch::Matches("(.|\\n)*orders +1 +0 +50 (.|\\n)*"));
+}
+
+TEST_CASE("sluice run writes the rows on stdout and its summary and logs on stderr", "[cli]") {
+  sluice::testing::TempDir dir;
+  const std::string run =
+      kCli + " run example --set source.rows=50 --set checkpoint.dir=" + dir.path().string();
+  const auto rows = run_command("(" + run + " 2>/dev/null)");
+  REQUIRE(rows.status == 0);
+  std::istringstream lines(rows.output);
+  size_t count = 0;
+  for (std::string line; std::getline(lines, line); ++count) {
+    INFO(line);
+    CHECK_THAT(line, Catch::Matches(R"([+-][IUD]\[.*\])"));
+  }
+  CHECK(count > 0);
+  const auto diagnostics = run_command("(" + run + " 2>&1 >/dev/null)");
+  CHECK_THAT(diagnostics.output, Catch::Contains("finished in") && Catch::Contains("operator"));
+  CHECK_THAT(diagnostics.output, !Catch::Contains("+I["));
+  // A log line: where the metrics are served.
+  const std::string logged = kCli + " run example --set source.rows=1 --set metrics.port=" +
+                             std::to_string(sluice::testing::free_port()) +
+                             " --set checkpoint.dir=" + dir.path().string();
+  CHECK_THAT(run_command("(" + logged + " 2>&1 >/dev/null)").output,
+             Catch::Contains("info metrics at http://"));
+  CHECK_THAT(run_command("(" + logged + " 2>/dev/null)").output, !Catch::Contains("metrics at"));
 }
 
 TEST_CASE("an unknown key or a bad value exits 2 naming the key", "[cli]") {

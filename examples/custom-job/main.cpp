@@ -100,11 +100,12 @@ void build(const Config& config, JobGraph& graph) {
                }});
 }
 
+// After the summary, on stderr like it: stdout is the job's output.
 bool report(const Config&, const JobResult& result) {
-  std::printf("custom-job: %llu rows, %llu flushes, %zu checkpoints\n",
-              static_cast<unsigned long long>(result.metrics.records_in("sum")),
-              static_cast<unsigned long long>(result.metrics.counter("sum.flushes")),
-              result.metrics.checkpoints_completed());
+  std::fprintf(stderr, "custom-job: %llu rows, %llu flushes, %zu checkpoints\n",
+               static_cast<unsigned long long>(result.metrics.records_in("sum")),
+               static_cast<unsigned long long>(result.metrics.counter("sum.flushes")),
+               result.metrics.checkpoints_completed());
   return true;
 }
 
