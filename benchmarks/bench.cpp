@@ -131,7 +131,8 @@ int run_benchmarks(const BenchOptions& options) {
   const BenchSettings settings{.quick = options.quick, .repetitions = options.quick ? 3 : 5};
   const std::string machine = machine_description();
   std::printf("machine: %s\n", machine.c_str());
-  nlohmann::json json = {{"machine", machine}, {"quick", options.quick}, {"benchmarks", nlohmann::json::array()}};
+  nlohmann::json json = {
+      {"machine", machine}, {"quick", options.quick}, {"benchmarks", nlohmann::json::array()}};
 
   for (const auto& benchmark : selected) {
     if (benchmark.unavailable) {
@@ -158,7 +159,8 @@ int run_benchmarks(const BenchOptions& options) {
                 benchmark.description.c_str(), settings.repetitions);
     std::printf("  %-52s %10s %10s %10s", "scenario", "median", "min", "max");
     for (const auto& base : results) {
-      if (base.baseline) std::printf("  %22s", ("vs " + base.name.substr(base.name.find(':') + 2)).c_str());
+      if (base.baseline)
+        std::printf("  %22s", ("vs " + base.name.substr(base.name.find(':') + 2)).c_str());
     }
     std::printf("\n");
     nlohmann::json scenarios_json = nlohmann::json::array();

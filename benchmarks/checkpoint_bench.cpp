@@ -13,8 +13,8 @@ namespace {
 constexpr int64_t kKeys = 100'000;
 
 BenchSample aggregate_run(uint64_t rows, std::chrono::milliseconds interval) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("sluice-bench-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("sluice-bench-" + std::to_string(::getpid()));
   DatagenOptions gen;  // id BIGINT, value BIGINT; inserts only
   gen.rows = rows;
   JobGraph graph("checkpoint-bench");

@@ -16,7 +16,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
 }
 
 const Schema kStamped({{"id", DataType::bigint()}, {"emitted_ns", DataType::bigint()}}, {"id"});
@@ -61,11 +62,17 @@ class LatencySink final : public Sink {
 BenchSample fixed_rate(int64_t rows, double rate) {
   auto latencies = std::make_shared<Latencies>();
   JobGraph graph("latency");
-  graph.source("stamped", {.output = {kStamped},
-                           .create = [rows](const SubtaskInfo&) { return std::make_unique<StampedSource>(rows); },
-                           .rate = rate})
+  graph
+      .source(
+          "stamped",
+          {.output = {kStamped},
+           .create = [rows](const SubtaskInfo&) { return std::make_unique<StampedSource>(rows); },
+           .rate = rate})
       .map("pass", [](Row&& row) { return std::move(row); })
-      .sink("measure", {.create = [latencies](const SubtaskInfo&) { return std::make_unique<LatencySink>(latencies); }})
+      .sink("measure", {.create =
+                            [latencies](const SubtaskInfo&) {
+                              return std::make_unique<LatencySink>(latencies);
+                            }})
       .disable_chaining();
   const JobResult result = Executor(RuntimeOptions::without_checkpoints()).run(graph);
   if (!result.finished()) throw std::runtime_error("latency run failed: " + result.error);
@@ -81,7 +88,8 @@ BenchSample fixed_rate(int64_t rows, double rate) {
 BenchSample idle_visibility(std::chrono::milliseconds interval, bool on_idle, int rows) {
   const MySqlUrl url = MySqlUrl::parse(std::getenv("SLUICE_MYSQL_URL"));
   MySqlConnection watcher(url);
-  watcher.execute("CREATE TABLE IF NOT EXISTS bench_idle (id BIGINT PRIMARY KEY, emitted_ns BIGINT)");
+  watcher.execute(
+      "CREATE TABLE IF NOT EXISTS bench_idle (id BIGINT PRIMARY KEY, emitted_ns BIGINT)");
   watcher.execute("TRUNCATE TABLE bench_idle");
   std::vector<Row> pending;
   std::atomic<int64_t> released{0};
@@ -106,9 +114,11 @@ BenchSample idle_visibility(std::chrono::milliseconds interval, bool on_idle, in
   options.table = "bench_idle";
   options.max_rows = 0;
   JobGraph graph("idle-latency");
-  graph.source("on-demand", {.output = {kStamped}, .create = [&](const SubtaskInfo&) {
-                               return std::make_unique<OnDemand>(released, rows);
-                             }})
+  graph
+      .source("on-demand",
+              {.output = {kStamped},
+               .create =
+                   [&](const SubtaskInfo&) { return std::make_unique<OnDemand>(released, rows); }})
       .sink("mysql", mysql_sink(options, kStamped));
   RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
   runtime.flush_interval = interval;
@@ -120,7 +130,8 @@ BenchSample idle_visibility(std::chrono::milliseconds interval, bool on_idle, in
       const int64_t released_at = now_ns();
       released = i + 1;
       const std::string sql = "SELECT COUNT(*) FROM bench_idle WHERE id = " + std::to_string(i);
-      while (watcher.query(sql).at(0).at(0) != "1") std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      while (watcher.query(sql).at(0).at(0) != "1")
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
       visible_after.push_back(now_ns() - released_at);
     }
   });
@@ -128,7 +139,8 @@ BenchSample idle_visibility(std::chrono::milliseconds interval, bool on_idle, in
   driver.join();
   if (!result.finished()) throw std::runtime_error("idle latency run failed: " + result.error);
   const double seconds = std::chrono::duration<double>(result.duration).count();
-  return {static_cast<uint64_t>(rows), seconds,
+  return {static_cast<uint64_t>(rows),
+          seconds,
           {{"p50 visible after, ms", percentile(visible_after, 0.5) / 1e6},
            {"max visible after, ms", percentile(visible_after, 1.0) / 1e6}}};
 }
@@ -143,7 +155,8 @@ Benchmark latency_benchmark() {
           [](const BenchSettings& settings) {
             const int64_t rows = settings.quick ? 50'000 : 300'000;
             std::vector<BenchScenario> scenarios = {
-                {"100k rows/s, across a thread boundary", false, [=] { return fixed_rate(rows, 100'000); }},
+                {"100k rows/s, across a thread boundary", false,
+                 [=] { return fixed_rate(rows, 100'000); }},
             };
             if (std::getenv("SLUICE_MYSQL_URL")) {
               const int idle_rows = settings.quick ? 5 : 20;

@@ -34,7 +34,8 @@ BenchSample stalled(uint64_t offered, std::chrono::milliseconds stall) {
   JobGraph graph("memory");
   graph.source("datagen", datagen_source(gen))
       .map("pass", [](Row&& row) { return std::move(row); })
-      .sink("stalled", {.create = [&](const SubtaskInfo&) { return std::make_unique<StalledSink>(release); }})
+      .sink("stalled",
+            {.create = [&](const SubtaskInfo&) { return std::make_unique<StalledSink>(release); }})
       .disable_chaining();
   RuntimeOptions options = RuntimeOptions::without_checkpoints();
   options.flush_interval = std::chrono::milliseconds(0);
@@ -64,7 +65,8 @@ BenchSample stalled(uint64_t offered, std::chrono::milliseconds stall) {
 Benchmark memory_benchmark() {
   return {
       .name = "memory",
-      .description = "a source offering 10M records to a stalled sink (records: what it could emit)",
+      .description =
+          "a source offering 10M records to a stalled sink (records: what it could emit)",
       .scenarios =
           [](const BenchSettings& settings) {
             const auto stall = std::chrono::milliseconds(settings.quick ? 1500 : 5000);

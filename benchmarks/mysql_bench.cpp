@@ -30,7 +30,8 @@ constexpr char kTableDefinition[] =
 std::unique_ptr<MySqlConnection> fresh_table() {
   auto connection =
       std::make_unique<MySqlConnection>(bench_url(), MySqlSession{.local_infile = true});
-  connection->execute(std::string("CREATE TABLE IF NOT EXISTS ") + kTable + " (" + kTableDefinition + ")");
+  connection->execute(std::string("CREATE TABLE IF NOT EXISTS ") + kTable + " (" +
+                      kTableDefinition + ")");
   connection->execute(std::string("TRUNCATE TABLE ") + kTable);
   return connection;
 }
@@ -64,7 +65,8 @@ BenchSample sink_run(const DatagenOptions& gen, size_t max_rows, SinkSetup setup
       .parallelism(setup.parallelism);
   RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
   runtime.flush_interval = std::chrono::milliseconds(0);
-  const auto state = std::filesystem::temp_directory_path() / ("sluice-xa-bench-" + std::to_string(::getpid()));
+  const auto state =
+      std::filesystem::temp_directory_path() / ("sluice-xa-bench-" + std::to_string(::getpid()));
   if (setup.delivery == MySqlSinkOptions::Delivery::kExactlyOnce) {
     runtime.checkpoint_interval = std::chrono::milliseconds(100);
     runtime.checkpoint_dir = state;
@@ -74,7 +76,8 @@ BenchSample sink_run(const DatagenOptions& gen, size_t max_rows, SinkSetup setup
   if (!result.finished()) throw std::runtime_error("mysql bench run failed: " + result.error);
   const JobMetrics& m = result.metrics;
   uint64_t flushes = 0;
-  for (const char* t : {"max-rows", "signal", "barrier", "close"}) flushes += m.counter(std::string("mysql.flushes.") + t);
+  for (const char* t : {"max-rows", "signal", "barrier", "close"})
+    flushes += m.counter(std::string("mysql.flushes.") + t);
   const double per_flush = static_cast<double>(std::max<uint64_t>(flushes, 1));
   return {m.records_in("mysql"),
           std::chrono::duration<double>(result.duration).count(),
@@ -90,17 +93,20 @@ BenchSample sink_run(const DatagenOptions& gen, size_t max_rows, SinkSetup setup
 
 BenchSample load_data(const DatagenOptions& gen) {
   const std::vector<Row> rows = changes(gen);
-  const auto file = std::filesystem::temp_directory_path() / ("sluice-load-" + std::to_string(::getpid()) + ".tsv");
+  const auto file = std::filesystem::temp_directory_path() /
+                    ("sluice-load-" + std::to_string(::getpid()) + ".tsv");
   {
     std::ofstream out(file);
     for (const Row& row : rows) {
-      for (size_t c = 0; c < row.fields.size(); ++c) out << (c ? "\t" : "") << row.fields[c].to_string();
+      for (size_t c = 0; c < row.fields.size(); ++c)
+        out << (c ? "\t" : "") << row.fields[c].to_string();
       out << "\n";
     }
   }
   auto connection = fresh_table();
   const auto start = Clock::now();
-  connection->execute("LOAD DATA LOCAL INFILE " + connection->quote(file.string()) + " INTO TABLE " + kTable);
+  connection->execute("LOAD DATA LOCAL INFILE " + connection->quote(file.string()) +
+                      " INTO TABLE " + kTable);
   const double seconds = seconds_since(start);
   std::filesystem::remove(file);
   return {rows.size(), seconds, {}};
@@ -114,12 +120,14 @@ BenchSample row_by_row(const DatagenOptions& gen, size_t limit) {
   Batch rows(gen.schema);
   for (const Row& row : changed) rows.append(row);
   auto connection = fresh_table();
-  BulkStatement upsert(*connection,
-                       std::string("INSERT INTO ") + kTable +
-                           " (id, customer, amount, status) VALUES (?,?,?,?) ON DUPLICATE KEY UPDATE "
-                           "customer=VALUES(customer), amount=VALUES(amount), status=VALUES(status)",
-                       {DataType::bigint(), DataType::bigint(), DataType::decimal(10, 2), DataType::string()});
-  BulkStatement remove(*connection, std::string("DELETE FROM ") + kTable + " WHERE id=?", {DataType::bigint()});
+  BulkStatement upsert(
+      *connection,
+      std::string("INSERT INTO ") + kTable +
+          " (id, customer, amount, status) VALUES (?,?,?,?) ON DUPLICATE KEY UPDATE "
+          "customer=VALUES(customer), amount=VALUES(amount), status=VALUES(status)",
+      {DataType::bigint(), DataType::bigint(), DataType::decimal(10, 2), DataType::string()});
+  BulkStatement remove(*connection, std::string("DELETE FROM ") + kTable + " WHERE id=?",
+                       {DataType::bigint()});
   const std::vector<size_t> all = {0, 1, 2, 3}, key = {0};
   const auto start = Clock::now();
   for (uint32_t row = 0; row < rows.size(); ++row) {
@@ -213,7 +221,8 @@ Benchmark mysql_hotkey_benchmark() {
             return std::vector<BenchScenario>{
                 {"baseline: row by row, autocommit", true,
                  [=] { return row_by_row(gen, settings.quick ? 2'000 : 10'000); }},
-                {"sink, upsert mode (max-rows 10000)", false, [=] { return sink_run(gen, 10'000); }},
+                {"sink, upsert mode (max-rows 10000)", false,
+                 [=] { return sink_run(gen, 10'000); }},
             };
           },
       .unavailable = [] { return no_server(false); },

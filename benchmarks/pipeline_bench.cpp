@@ -92,12 +92,13 @@ BenchSample two_thread_spsc(uint64_t rows) {
 
 enum class Shape { kChained, kOneBoundary, kKeyedParallel };
 
-BenchSample engine_pipeline(uint64_t rows, Shape shape,
-                            std::chrono::milliseconds flush_interval = std::chrono::milliseconds(0)) {
+BenchSample engine_pipeline(
+    uint64_t rows, Shape shape,
+    std::chrono::milliseconds flush_interval = std::chrono::milliseconds(0)) {
   JobGraph graph("pipeline");
   const int parallelism = shape == Shape::kKeyedParallel ? 2 : 1;
-  Stream generated = graph.source("datagen", datagen_source(rows_of_two_bigints(rows)))
-                         .parallelism(parallelism);
+  Stream generated =
+      graph.source("datagen", datagen_source(rows_of_two_bigints(rows))).parallelism(parallelism);
   if (shape == Shape::kKeyedParallel) generated = generated.key_by({"id"});
   const auto id = generated.column<int64_t>("id");
   const auto value = generated.column<int64_t>("value");
@@ -135,7 +136,9 @@ Benchmark flush_signal_benchmark() {
                 {"baseline: engine.flush.interval=0", true,
                  [=] { return engine_pipeline(rows, Shape::kOneBoundary); }},
                 {"engine.flush.interval=10ms", false,
-                 [=] { return engine_pipeline(rows, Shape::kOneBoundary, std::chrono::milliseconds(10)); }},
+                 [=] {
+                   return engine_pipeline(rows, Shape::kOneBoundary, std::chrono::milliseconds(10));
+                 }},
             };
           },
   };

@@ -263,8 +263,9 @@ class RecordParser {
     for (const Row& row : rows) {
       if (!options_.mode.contains(row.kind)) {
         throw DataError(std::string("a ") + std::string(to_string(row.kind)) + " change in " +
-                        (options_.mode.is_insert_only() ? "an insert-only changelog"
-                                                        : "a changelog of " + options_.mode.to_string()) +
+                        (options_.mode.is_insert_only()
+                             ? "an insert-only changelog"
+                             : "a changelog of " + options_.mode.to_string()) +
                         " (source.changelog-mode)");
       }
     }
@@ -278,8 +279,8 @@ class RecordParser {
     Row row;
     row.kind = parse_row_kind(fields[0].text);
     const size_t given = fields.size() - 1;
-    const bool key_only_delete = row.kind == RowKind::kDelete && given < schema.size() &&
-                                 given >= key_prefix_length();
+    const bool key_only_delete =
+        row.kind == RowKind::kDelete && given < schema.size() && given >= key_prefix_length();
     if (given != schema.size() && !key_only_delete) {
       throw DataError("expected " + count_of(schema.size() + 1, "field") + " (op and " +
                       count_of(schema.size(), "column") + "), got " +
@@ -416,9 +417,11 @@ class ChangelogFileSource final : public Source {
       spdlog::info("changelog-file {}: resuming at byte {} (line {})", options_.path,
                    reader_.offset(), reader_.line());
     }
-    if (options_.on_error == ChangelogFileOptions::OnError::kSkip && !options_.dead_letter.empty()) {
+    if (options_.on_error == ChangelogFileOptions::OnError::kSkip &&
+        !options_.dead_letter.empty()) {
       dead_letter_.open(options_.dead_letter, std::ios::app);
-      if (!dead_letter_) throw ConfigError("cannot open source.dead-letter " + options_.dead_letter);
+      if (!dead_letter_)
+        throw ConfigError("cannot open source.dead-letter " + options_.dead_letter);
     }
   }
 
@@ -516,7 +519,8 @@ std::vector<OptionSpec> changelog_file_option_specs() {
        .doc = "changelog-file: csv or debezium-json",
        .choices = {"csv", "debezium-json"}},
       {.key = "source.schema",
-       .doc = "changelog-file: the columns, e.g. id BIGINT, amount DECIMAL(10,2), PRIMARY KEY (id)"},
+       .doc =
+           "changelog-file: the columns, e.g. id BIGINT, amount DECIMAL(10,2), PRIMARY KEY (id)"},
       {.key = "source.changelog-mode",
        .type = OptionType::kEnum,
        .default_value = "all",
@@ -539,12 +543,14 @@ ChangelogFileOptions ChangelogFileOptions::from(const Config& config, Schema sch
   // Checked now, before the job starts; the source checks again when it opens.
   if (::access(options.path.c_str(), R_OK) != 0)
     throw ConfigError(cannot_read(options.path, errno));
-  options.format = config.get_string("source.format") == "csv" ? Format::kCsv : Format::kDebeziumJson;
+  options.format =
+      config.get_string("source.format") == "csv" ? Format::kCsv : Format::kDebeziumJson;
   options.schema = std::move(schema);
   options.mode = config.get_string("source.changelog-mode") == "insert-only"
                      ? ChangelogMode::insert_only()
                      : ChangelogMode::all();
-  options.on_error = config.get_string("source.on-error") == "skip" ? OnError::kSkip : OnError::kFail;
+  options.on_error =
+      config.get_string("source.on-error") == "skip" ? OnError::kSkip : OnError::kFail;
   options.dead_letter = config.find("source.dead-letter").value_or("");
   options.rate = static_cast<double>(config.get_int("source.rate"));
   return options;

@@ -23,8 +23,8 @@ uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-const char* const kWords[] = {"created", "paid", "packed", "shipped", "delivered", "returned",
-                              "cancelled"};
+const char* const kWords[] = {"created",   "paid",     "packed",   "shipped",
+                              "delivered", "returned", "cancelled"};
 
 // 2026-01-01 00:00:00 in microseconds since the epoch.
 constexpr int64_t kBaseTimeMicros = 1'767'225'600'000'000;
@@ -74,16 +74,17 @@ void parse_mix(const std::string& text, DatagenOptions& options) {
     const std::string_view part(text.data() + pos, end - pos);
     uint32_t weight = 0;
     const bool shape_ok = part.size() > 2 && part[1] == ':';
-    const auto [ptr, ec] = shape_ok ? std::from_chars(part.data() + 2, part.data() + part.size(), weight)
-                                    : std::from_chars_result{part.data(), std::errc::invalid_argument};
-    uint32_t* slot = !shape_ok         ? nullptr
+    const auto [ptr, ec] = shape_ok
+                               ? std::from_chars(part.data() + 2, part.data() + part.size(), weight)
+                               : std::from_chars_result{part.data(), std::errc::invalid_argument};
+    uint32_t* slot = !shape_ok        ? nullptr
                      : part[0] == 'I' ? &options.insert_weight
                      : part[0] == 'U' ? &options.update_weight
                      : part[0] == 'D' ? &options.delete_weight
                                       : nullptr;
     if (slot == nullptr || ec != std::errc() || ptr != part.data() + part.size()) {
-      throw ConfigError("option 'source.mix' expects weights such as I:60,U:30,D:10, got '" +
-                        text + "'");
+      throw ConfigError("option 'source.mix' expects weights such as I:60,U:30,D:10, got '" + text +
+                        "'");
     }
     *slot = weight;
     pos = end + 1;
@@ -125,9 +126,7 @@ DatagenOptions DatagenOptions::from(const Config& config, Schema schema) {
   options.keys = static_cast<uint64_t>(config.get_int("source.keys"));
   parse_mix(config.get_string("source.mix"), options);
   const std::string skew = config.get_string("source.skew");
-  options.skew = skew == "zipf"  ? Skew::kZipf
-                 : skew == "hot" ? Skew::kHot
-                                 : Skew::kUniform;
+  options.skew = skew == "zipf" ? Skew::kZipf : skew == "hot" ? Skew::kHot : Skew::kUniform;
   options.seed = static_cast<uint64_t>(config.get_int("source.seed"));
   options.rate = static_cast<double>(config.get_int("source.rate"));
 
@@ -139,11 +138,13 @@ DatagenOptions DatagenOptions::from(const Config& config, Schema schema) {
     throw ConfigError("option 'source.mix' needs inserts (I) to have keys to update or delete");
   }
   if (changes_keys && options.keys == 0) {
-    throw ConfigError("option 'source.keys' must be above 0 when source.mix has updates or deletes");
+    throw ConfigError(
+        "option 'source.keys' must be above 0 when source.mix has updates or deletes");
   }
   if (!changes_keys && options.keys > 0 && (options.rows == 0 || options.rows > options.keys)) {
     throw ConfigError("option 'source.keys' (" + std::to_string(options.keys) +
-                      ") is too small for " + (options.rows == 0 ? "endless" : std::to_string(options.rows)) +
+                      ") is too small for " +
+                      (options.rows == 0 ? "endless" : std::to_string(options.rows)) +
                       " inserts; use 0 for a new key per insert");
   }
   return options;
@@ -163,8 +164,7 @@ ChangeGenerator::ChangeGenerator(const DatagenOptions& options, int subtask, int
       parallelism_(parallelism),
       key_column_(options.schema.has_primary_key() ? options.schema.primary_key()[0] : 0),
       state_(splitmix64(options.seed * 1'000'003 + static_cast<uint64_t>(subtask))) {
-  if (options.schema.size() == 0 ||
-      options.schema.column(key_column_).type.id != TypeId::kBigint) {
+  if (options.schema.size() == 0 || options.schema.column(key_column_).type.id != TypeId::kBigint) {
     throw ConfigError("datagen needs a BIGINT key column; the schema is " +
                       options.schema.to_string());
   }
@@ -182,7 +182,8 @@ ChangeGenerator::ChangeGenerator(const DatagenOptions& options, int subtask, int
     // Zipf with exponent 1: key rank r is drawn with weight 1/(r+1).
     zipf_cdf_.resize(local_keys_);
     double total = 0;
-    for (uint64_t r = 0; r < local_keys_; ++r) zipf_cdf_[r] = total += 1.0 / static_cast<double>(r + 1);
+    for (uint64_t r = 0; r < local_keys_; ++r)
+      zipf_cdf_[r] = total += 1.0 / static_cast<double>(r + 1);
     for (double& c : zipf_cdf_) c /= total;
   }
 }
@@ -198,7 +199,7 @@ ChangeGenerator::Op ChangeGenerator::pick_op() {
   // An insert-only mix draws too, so that the draws after it stay the same.
   const uint64_t draw = random();
   const uint64_t r = total == options_.insert_weight ? 0 : draw % total;
-  Op op = r < options_.insert_weight                          ? Op::kInsert
+  Op op = r < options_.insert_weight                            ? Op::kInsert
           : r < options_.insert_weight + options_.update_weight ? Op::kUpdate
                                                                 : Op::kDelete;
   // Keep the changelog consistent: no insert of a present key, no update or

@@ -91,8 +91,8 @@ class ChangeGenerator {
   uint64_t state_;
   uint64_t local_keys_;  // 0: unbounded, every insert a new key
   uint64_t next_new_key_ = 0;
-  std::vector<uint32_t> version_;      // per local key; 0 = never written
-  std::vector<int64_t> slot_;          // per local key: its position in present_ or absent_
+  std::vector<uint32_t> version_;  // per local key; 0 = never written
+  std::vector<int64_t> slot_;      // per local key: its position in present_ or absent_
   std::vector<uint64_t> present_;
   std::vector<uint64_t> absent_;
   std::vector<double> zipf_cdf_;

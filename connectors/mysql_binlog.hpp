@@ -262,8 +262,8 @@ class BinlogReader {
   // group ends at side_end_.
   std::unique_ptr<BinlogStream> side_;
   BinlogPosition side_end_;
-  BinlogPosition read_;         // where the last whole group ended
-  std::optional<Group> group_;  // between its GTID and its end
+  BinlogPosition read_;                         // where the last whole group ended
+  std::optional<Group> group_;                  // between its GTID and its end
   std::map<std::string, PreparedXa> prepared_;  // by XID
   // What look_back_for() read of the binlog before start_ so far.
   struct LookBack {

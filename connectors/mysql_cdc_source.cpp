@@ -1084,10 +1084,10 @@ class MySqlCdcSource final : public Source {
   std::vector<std::shared_ptr<const SchemaChange>> restored_columns_;  // to send first
   MySqlCanceller canceller_;  // declared before, so destroyed after, the connections
   std::unique_ptr<MySqlConnection> definitions_;  // reads current_definitions()
-  std::vector<KeyOrder> orders_;  // per table
-  std::string names_;             // "db.t1, db.t2"
-  std::string read_;              // what checkpoints say it reads: names_, or the patterns
-  std::string server_;            // server_identity()
+  std::vector<KeyOrder> orders_;                  // per table
+  std::string names_;                             // "db.t1, db.t2"
+  std::string read_;    // what checkpoints say it reads: names_, or the patterns
+  std::string server_;  // server_identity()
   std::unique_ptr<MySqlConnection> claim_;  // holds the derived server id, see claim_server_id()
   std::optional<ValueState<std::vector<Value>>> state_;
   Phase phase_ = Phase::kSnapshot;
@@ -1097,7 +1097,7 @@ class MySqlCdcSource final : public Source {
   // Of not_captured_yet(), the CREATE TABLE of each where the snapshot
   // began (empty: none there); see capture_unread().
   std::map<size_t, std::string> unread_;
-  std::vector<Value> last_key_;         // the snapshot's last key emitted there
+  std::vector<Value> last_key_;  // the snapshot's last key emitted there
   std::unique_ptr<MySqlConnection> snapshot_;
   std::unique_ptr<BinlogReader> catch_up_;
   std::unique_ptr<BinlogReader> reader_;

@@ -82,16 +82,16 @@ bool MySqlError::rejects_value() const {
 
 bool MySqlError::rejects_configuration() const {
   switch (code_) {
-    case ER_DBACCESS_DENIED_ERROR:         // 1044
-    case ER_ACCESS_DENIED_ERROR:           // 1045
-    case ER_BAD_DB_ERROR:                  // 1049
-    case ER_BAD_FIELD_ERROR:               // 1054
-    case ER_PARSE_ERROR:                   // 1064
-    case ER_WRONG_VALUE_COUNT_ON_ROW:      // 1136
-    case ER_TABLEACCESS_DENIED_ERROR:      // 1142
-    case ER_COLUMNACCESS_DENIED_ERROR:     // 1143
-    case ER_NO_SUCH_TABLE:                 // 1146
-    case ER_SPECIFIC_ACCESS_DENIED_ERROR:  // 1227
+    case ER_DBACCESS_DENIED_ERROR:            // 1044
+    case ER_ACCESS_DENIED_ERROR:              // 1045
+    case ER_BAD_DB_ERROR:                     // 1049
+    case ER_BAD_FIELD_ERROR:                  // 1054
+    case ER_PARSE_ERROR:                      // 1064
+    case ER_WRONG_VALUE_COUNT_ON_ROW:         // 1136
+    case ER_TABLEACCESS_DENIED_ERROR:         // 1142
+    case ER_COLUMNACCESS_DENIED_ERROR:        // 1143
+    case ER_NO_SUCH_TABLE:                    // 1146
+    case ER_SPECIFIC_ACCESS_DENIED_ERROR:     // 1227
     case ER_ACCESS_DENIED_NO_PASSWORD_ERROR:  // 1698
       return true;
     default:
@@ -417,7 +417,8 @@ uint64_t MySqlConnection::thread_id() const { return mysql_thread_id(mysql_); }
 std::string MySqlConnection::quote(std::string_view text) {
   std::string out(text.size() * 2 + 3, '\0');
   out[0] = '\'';
-  const unsigned long n = mysql_real_escape_string(mysql_, out.data() + 1, text.data(), text.size());
+  const unsigned long n =
+      mysql_real_escape_string(mysql_, out.data() + 1, text.data(), text.size());
   out.resize(n + 1);
   out.push_back('\'');
   return out;

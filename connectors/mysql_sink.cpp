@@ -24,7 +24,8 @@ std::string join(const std::vector<std::string>& names) {
   return out;
 }
 
-MySqlSinkOptions::Mode mode_of(const MySqlSinkOptions& options, const std::vector<std::string>& key) {
+MySqlSinkOptions::Mode mode_of(const MySqlSinkOptions& options,
+                               const std::vector<std::string>& key) {
   if (options.mode) return *options.mode;
   return key.empty() ? MySqlSinkOptions::Mode::kAppend : MySqlSinkOptions::Mode::kUpsert;
 }
@@ -105,10 +106,12 @@ class MySqlSink final : public Sink {
     const int subtask = context.subtask().index;
     context.register_cancel_action([this] { canceller_.cancel(); });
     if (exactly_once_ && !context.checkpoints_enabled()) {
-      throw ConfigError("sink.delivery=exactly-once commits at checkpoints: set checkpoint.interval above 0");
+      throw ConfigError(
+          "sink.delivery=exactly-once commits at checkpoints: set checkpoint.interval above 0");
     }
     context.register_flush_action([this] { flush(Trigger::kSignal); });
-    for (int t = 0; t < 4; ++t) flushes_[t] = &context.counter(std::string("flushes.") + kTriggerNames[t]);
+    for (int t = 0; t < 4; ++t)
+      flushes_[t] = &context.counter(std::string("flushes.") + kTriggerNames[t]);
     keys_flushed_ = &context.counter("keys");
     flush_micros_ = &context.counter("flush-micros");
     send_millis_ = &context.counter("currentSendTime");
@@ -457,8 +460,9 @@ class MySqlSink final : public Sink {
       if (std::set<std::string>(k.columns.begin(), k.columns.end()) == wanted) return;
       described += (described.empty() ? "" : ", ") + std::string("(") + join(k.columns) + ")";
     }
-    throw ConfigError("table '" + options_.table + "' has no PRIMARY KEY or UNIQUE KEY on exactly (" +
-                      join(key_names_) + "); its keys: " + (described.empty() ? "none" : described));
+    throw ConfigError("table '" + options_.table +
+                      "' has no PRIMARY KEY or UNIQUE KEY on exactly (" + join(key_names_) +
+                      "); its keys: " + (described.empty() ? "none" : described));
   }
 
   const MySqlSinkOptions options_;
@@ -467,8 +471,8 @@ class MySqlSink final : public Sink {
   const MySqlSinkOptions::Mode mode_;
   const bool exactly_once_;
   const std::vector<size_t> key_;
-  const bool keep_order_;     // see keeps_order()
-  const std::string target_;  // "table 't' at mysql://…", for messages
+  const bool keep_order_;                        // see keeps_order()
+  const std::string target_;                     // "table 't' at mysql://…", for messages
   std::vector<UpsertBuffer::UniqueKey> unique_;  // the table's other unique keys
 
   UpsertBuffer changes_;    // upsert mode
@@ -585,7 +589,8 @@ MySqlSinkOptions MySqlSinkOptions::from(const Config& config) {
   options.url = with_tls_options(MySqlUrl::parse(config.get_string("sink.url")), config, "sink.");
   if (const auto table = config.find("sink.table")) options.table = *table;
   if (const auto key = config.find("sink.primary-key")) options.key = split_list(*key);
-  if (const auto mode = config.find("sink.mode")) options.mode = *mode == "append" ? Mode::kAppend : Mode::kUpsert;
+  if (const auto mode = config.find("sink.mode"))
+    options.mode = *mode == "append" ? Mode::kAppend : Mode::kUpsert;
   options.max_rows = static_cast<size_t>(config.get_int("sink.buffer-flush.max-rows"));
   options.max_retries = static_cast<int>(config.get_int("sink.max-retries"));
   options.socket_timeout = std::max(
@@ -596,8 +601,8 @@ MySqlSinkOptions MySqlSinkOptions::from(const Config& config) {
   if (config.get_string("sink.on-error") == "dead-letter") {
     options.dead_letter_table = config.get_string("sink.dead-letter.table");
   }
-  options.parallelism = static_cast<int>(config.get_int(config.find("sink.parallelism") ? "sink.parallelism"
-                                                                                         : "parallelism"));
+  options.parallelism = static_cast<int>(
+      config.get_int(config.find("sink.parallelism") ? "sink.parallelism" : "parallelism"));
   return options;
 }
 
@@ -627,7 +632,8 @@ SinkDef mysql_sink(const MySqlSinkOptions& options, const Schema& input) {
   if (options.table.empty()) {
     throw ConfigError("option 'sink.table' is required (the target table)");
   }
-  const std::vector<std::string> key = options.key.empty() ? input.primary_key_names() : options.key;
+  const std::vector<std::string> key =
+      options.key.empty() ? input.primary_key_names() : options.key;
   const MySqlSinkOptions::Mode mode = mode_of(options, key);
   SinkDef def;
   def.create = [options, input, key, mode](const SubtaskInfo&) -> std::unique_ptr<Sink> {
@@ -645,7 +651,8 @@ SinkDef mysql_sink(const MySqlSinkOptions& options, const Schema& input) {
     }
     if (mode == MySqlSinkOptions::Mode::kAppend && !in.mode.is_insert_only()) {
       problems.push_back(key.empty() ? "declare a primary key for the sink when the input contains "
-                                       "update/delete (the input has " + in.mode.to_string() + ")"
+                                       "update/delete (the input has " +
+                                           in.mode.to_string() + ")"
                                      : "append mode takes inserts only; the input has " +
                                            in.mode.to_string());
     }

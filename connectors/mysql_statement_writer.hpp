@@ -83,7 +83,7 @@ class StatementWriter {
     Counter* records_send = nullptr;
     Counter* bytes_send = nullptr;
     Counter* records_send_errors = nullptr;
-    Counter* displaced = nullptr;  ///< rows deleted for holding an upsert's unique value
+    Counter* displaced = nullptr;     ///< rows deleted for holding an upsert's unique value
     Counter* dead_letters = nullptr;  ///< rows the server refused, into the dead-letter table
   };
 

@@ -903,7 +903,7 @@ class MySqlTablesSink final : public Sink {
   // A table whose target this sink dropped or renamed after the checkpoint
   // the run resumed from, until its next schema change (open_table()).
   std::vector<bool> gone_;
-  bool restored_ = false;  // the run resumed from a checkpoint
+  bool restored_ = false;       // the run resumed from a checkpoint
   bool checkpointed_ = false;   // a checkpoint of this run completed
   bool noted_created_ = false;  // kCreatedTable holds targets of this job
 };

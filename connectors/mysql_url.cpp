@@ -25,7 +25,8 @@ std::string percent_decoded(std::string_view text) {
   for (size_t i = 0; i < text.size(); ++i) {
     unsigned value = 0;
     if (text[i] == '%' && i + 2 < text.size() &&
-        std::from_chars(text.data() + i + 1, text.data() + i + 3, value, 16).ptr == text.data() + i + 3) {
+        std::from_chars(text.data() + i + 1, text.data() + i + 3, value, 16).ptr ==
+            text.data() + i + 3) {
       out.push_back(static_cast<char>(value));
       i += 2;
     } else {
@@ -39,7 +40,8 @@ std::string percent_decoded(std::string_view text) {
 
 MySqlUrl MySqlUrl::parse(std::string_view url) {
   constexpr std::string_view kScheme = "mysql://";
-  if (url.substr(0, kScheme.size()) != kScheme) throw ConfigError(std::string("sink.url: ") + kShape);
+  if (url.substr(0, kScheme.size()) != kScheme)
+    throw ConfigError(std::string("sink.url: ") + kShape);
   std::string_view rest = url.substr(kScheme.size());
   const size_t at = rest.rfind('@');
   if (at == std::string_view::npos) throw ConfigError(std::string("sink.url: no user; ") + kShape);
@@ -57,7 +59,8 @@ MySqlUrl MySqlUrl::parse(std::string_view url) {
   if (out.user.empty()) throw ConfigError(std::string("sink.url: no user; ") + kShape);
 
   const size_t slash = rest.find('/');
-  if (slash == std::string_view::npos) throw ConfigError(std::string("sink.url: no database; ") + kShape);
+  if (slash == std::string_view::npos)
+    throw ConfigError(std::string("sink.url: no database; ") + kShape);
   const std::string_view host_port = rest.substr(0, slash);
   std::string_view path = rest.substr(slash + 1);
   const size_t query = path.find('?');
@@ -91,7 +94,8 @@ MySqlUrl MySqlUrl::parse(std::string_view url) {
   if (port_colon != std::string_view::npos) {
     const std::string_view port = host_port.substr(port_colon + 1);
     const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), out.port);
-    if (ec != std::errc() || end != port.data() + port.size() || out.port == 0 || out.port > 65535) {
+    if (ec != std::errc() || end != port.data() + port.size() || out.port == 0 ||
+        out.port > 65535) {
       throw ConfigError("sink.url: bad port '" + std::string(port) + "'; " + kShape);
     }
   }

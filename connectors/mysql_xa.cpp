@@ -47,8 +47,9 @@ std::string Xid::where() const {
 XidScheme::XidScheme(const std::string& job, const std::string& sink, int subtask)
     : prefix_("sluice|" + job_tag(job) + "|"), sink_(tag(sink, 24) + "|"), subtask_(subtask) {
   std::random_device random;
-  const uint64_t epoch = (uint64_t{random()} << 32 | random()) ^
-                         static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+  const uint64_t epoch =
+      (uint64_t{random()} << 32 | random()) ^
+      static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
   char text[17];
   std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(epoch));
   epoch_ = text;
@@ -118,8 +119,10 @@ void wait_until_disconnected(MySqlConnection& connection, uint64_t id, int64_t s
       "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = " + std::to_string(id);
   while (connection.query(sql).at(0).at(0) != "0") {
     if (std::chrono::steady_clock::now() > deadline) {
-      throw Error("connection " + std::to_string(id) + " that prepared a transaction is still on the "
-                  "server after " + std::to_string(timeout.count()) + " s; cannot commit it safely");
+      throw Error("connection " + std::to_string(id) +
+                  " that prepared a transaction is still on the "
+                  "server after " +
+                  std::to_string(timeout.count()) + " s; cannot commit it safely");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

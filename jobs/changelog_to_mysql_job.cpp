@@ -19,15 +19,17 @@ void build(const Config& config, JobGraph& graph) {
   MySqlSinkOptions sink = MySqlSinkOptions::from(config);
   Schema schema = MySqlConnection(sink.url).describe_table(sink.table).schema();
   if (!sink.key.empty()) schema = Schema(schema.columns(), sink.key);
-  add_mysql_sink(graph.source("changelog", changelog_file_source(ChangelogFileOptions::from(config, schema))),
-                 "mysql", sink);
+  add_mysql_sink(
+      graph.source("changelog", changelog_file_source(ChangelogFileOptions::from(config, schema))),
+      "mysql", sink);
 }
 
 std::string as_flink_sql(const Config& config, const JobGraph& graph) {
   const Schema& schema = graph.nodes().front().output.schema;
   const std::string table = config.get_string("sink.table");
   return flink_sql::file_table("changelog", schema, config) + "\n" +
-         flink_sql::jdbc_table(table, schema, config) + "\n" + flink_sql::insert(table, "changelog", schema);
+         flink_sql::jdbc_table(table, schema, config) + "\n" +
+         flink_sql::insert(table, "changelog", schema);
 }
 
 bool report(const Config&, const JobResult& result) {
@@ -37,7 +39,8 @@ bool report(const Config&, const JobResult& result) {
 
 }  // namespace
 
-void print_mysql_layers(const JobResult& result, const std::string& source, const std::string& sink) {
+void print_mysql_layers(const JobResult& result, const std::string& source,
+                        const std::string& sink) {
   const JobMetrics& m = result.metrics;
   const auto count = [&](const std::string& name) {
     return static_cast<unsigned long long>(m.counter(sink + "." + name));

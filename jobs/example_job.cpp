@@ -32,7 +32,8 @@ void build(const Config& config, JobGraph& graph) {
 std::string as_flink_sql(const Config& config, const JobGraph&) {
   return flink_sql::datagen_table("orders", DatagenOptions::from(config, kOrders)) + "\n" +
          flink_sql::create_table("print", kOrders, {{"connector", "print"}}) +
-         "\nINSERT INTO `print`\nSELECT `id`, `amount` + 4.99, `status` FROM `orders` WHERE `status` = 'paid';\n";
+         "\nINSERT INTO `print`\nSELECT `id`, `amount` + 4.99, `status` FROM `orders` WHERE "
+         "`status` = 'paid';\n";
 }
 
 }  // namespace

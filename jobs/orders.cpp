@@ -29,7 +29,9 @@ const Schema& schema() {
 }
 
 std::map<std::string, std::string> default_options() {
-  return {{"source.rows", "200000"}, {"source.keys", "10000"}, {"source.mix", "I:45,U:45,D:10"},
+  return {{"source.rows", "200000"},
+          {"source.keys", "10000"},
+          {"source.mix", "I:45,U:45,D:10"},
           {"source.skew", "hot"}};
 }
 

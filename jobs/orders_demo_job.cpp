@@ -68,11 +68,14 @@ class TrickleSource final : public Source {
   void check_visible(std::chrono::steady_clock::time_point now) {
     last_check_ = now;
     const auto count = watcher_->query("SELECT COUNT(*) FROM " + quote_identifier(table_));
-    if (std::stoll(*count.at(0).at(0)) >= static_cast<int64_t>((burst_ + 1) * per_burst_)) visible_at_ = now;
+    if (std::stoll(*count.at(0).at(0)) >= static_cast<int64_t>((burst_ + 1) * per_burst_))
+      visible_at_ = now;
   }
 
   void report(std::chrono::steady_clock::time_point now) {
-    const auto ms = [](auto d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
+    const auto ms = [](auto d) {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+    };
     if (visible_at_) {
       std::fprintf(
           stderr,
@@ -118,8 +121,8 @@ void build_idle(const Config& config, JobGraph& graph) {
   const auto interval = config.get_duration("engine.flush.interval");
   SourceDef source{.output = {orders::schema(), ChangelogMode::insert_only()},
                    .create = [=](const SubtaskInfo&) -> std::unique_ptr<Source> {
-                     return std::make_unique<TrickleSource>(gen, bursts, per_burst, gap, interval, sink.url,
-                                                            sink.table);
+                     return std::make_unique<TrickleSource>(gen, bursts, per_burst, gap, interval,
+                                                            sink.url, sink.table);
                    },
                    .max_parallelism = 1};
   add_mysql_sink(graph.source("trickle", source), "mysql", sink);
@@ -159,7 +162,8 @@ JobDefinition orders_demo_job() {
   defaults["sink.table"] = "orders_rt";
   defaults["sink.buffer-flush.max-rows"] = "5000";
   return {.name = "orders-demo",
-          .summary = "generated orders upserted into MySQL orders_rt, batch by batch, checked at the end",
+          .summary =
+              "generated orders upserted into MySQL orders_rt, batch by batch, checked at the end",
           .options = orders_options(),
           .defaults = defaults,
           .build = build_demo,
@@ -170,24 +174,33 @@ JobDefinition orders_demo_job() {
 
 JobDefinition idle_flush_job() {
   std::vector<OptionSpec> options = orders_options();
-  options.push_back({.key = "idle.bursts", .type = OptionType::kInteger, .default_value = "3",
-                     .doc = "idle-flush: bursts of orders", .min = 1});
-  options.push_back({.key = "idle.burst-rows", .type = OptionType::kInteger, .default_value = "5",
-                     .doc = "idle-flush: orders per burst", .min = 1});
-  options.push_back({.key = "idle.gap", .type = OptionType::kDuration, .default_value = "3s",
+  options.push_back({.key = "idle.bursts",
+                     .type = OptionType::kInteger,
+                     .default_value = "3",
+                     .doc = "idle-flush: bursts of orders",
+                     .min = 1});
+  options.push_back({.key = "idle.burst-rows",
+                     .type = OptionType::kInteger,
+                     .default_value = "5",
+                     .doc = "idle-flush: orders per burst",
+                     .min = 1});
+  options.push_back({.key = "idle.gap",
+                     .type = OptionType::kDuration,
+                     .default_value = "3s",
                      .doc = "idle-flush: silence after each burst"});
-  return {.name = "idle-flush",
-          .summary = "bursts of orders with silences: buffered rows reach MySQL on FlushSignal alone",
-          .options = options,
-          .defaults = {{"sink.table", "orders_idle"},
-                       {"sink.buffer-flush.max-rows", "0"},
-                       {"checkpoint.interval", "0"},
-                       {"source.rows", "0"}},
-          .build = build_idle,
-          // The watcher counts rows: always start empty.
-          .prepare = [](const Config& config, const std::string& job,
-                        bool) { prepare_orders_table(config, job, false); },
-          .flink_sql = orders_flink_sql};
+  return {
+      .name = "idle-flush",
+      .summary = "bursts of orders with silences: buffered rows reach MySQL on FlushSignal alone",
+      .options = options,
+      .defaults = {{"sink.table", "orders_idle"},
+                   {"sink.buffer-flush.max-rows", "0"},
+                   {"checkpoint.interval", "0"},
+                   {"source.rows", "0"}},
+      .build = build_idle,
+      // The watcher counts rows: always start empty.
+      .prepare = [](const Config& config, const std::string& job,
+                    bool) { prepare_orders_table(config, job, false); },
+      .flink_sql = orders_flink_sql};
 }
 
 }  // namespace sluice

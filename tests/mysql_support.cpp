@@ -13,8 +13,9 @@ namespace sluice::testing {
 std::string test_mysql_url_text() {
   const char* url = std::getenv("SLUICE_MYSQL_URL");
   if (url == nullptr) {
-    FAIL("SLUICE_MYSQL_URL is not set: run the tests through scripts/test, or run "
-         "scripts/mariadb start and eval \"$(scripts/mariadb env)\" first");
+    FAIL(
+        "SLUICE_MYSQL_URL is not set: run the tests through scripts/test, or run "
+        "scripts/mariadb start and eval \"$(scripts/mariadb env)\" first");
   }
   return url;
 }

@@ -14,8 +14,8 @@ TEST_CASE("sluice bench --quick runs every benchmark and reports it against its 
   sluice::testing::TempDir dir;
   const std::string json_path = (dir.path() / "bench.json").string();
   const std::string chart_path = (dir.path() / "bench.svg").string();
-  const auto result =
-      run_command(std::string(SLUICE_CLI) + " bench --quick --json " + json_path + " --chart " + chart_path);
+  const auto result = run_command(std::string(SLUICE_CLI) + " bench --quick --json " + json_path +
+                                  " --chart " + chart_path);
   INFO(result.output);
   REQUIRE(result.status == 0);
   CHECK_THAT(result.output, Catch::Contains("unchained (one thread boundary)"));
@@ -73,7 +73,8 @@ TEST_CASE("sluice bench --quick runs every benchmark and reports it against its 
   }
   std::ifstream chart(chart_path);
   const std::string svg((std::istreambuf_iterator<char>(chart)), std::istreambuf_iterator<char>());
-  CHECK_THAT(svg, Catch::StartsWith("<svg") && Catch::Contains("pipeline") && Catch::Contains("mysql-upsert"));
+  CHECK_THAT(svg, Catch::StartsWith("<svg") && Catch::Contains("pipeline") &&
+                      Catch::Contains("mysql-upsert"));
 }
 
 TEST_CASE("sluice bench refuses an unknown name and lists the benchmarks and groups", "[bench]") {

@@ -14,10 +14,11 @@ using namespace sluice;
 
 namespace {
 
-const Schema kOrders = Schema::parse("id BIGINT, note STRING, amount DECIMAL(10,2), PRIMARY KEY (id)");
+const Schema kOrders =
+    Schema::parse("id BIGINT, note STRING, amount DECIMAL(10,2), PRIMARY KEY (id)");
 
-ChangelogFileOptions file_options(const std::string& path,
-                                  ChangelogFileOptions::Format format = ChangelogFileOptions::Format::kCsv) {
+ChangelogFileOptions file_options(const std::string& path, ChangelogFileOptions::Format format =
+                                                               ChangelogFileOptions::Format::kCsv) {
   ChangelogFileOptions options;
   options.path = path;
   options.format = format;
@@ -87,9 +88,11 @@ TEST_CASE("a malformed line fails the job naming the file and the line", "[file]
                                    Catch::Contains("DECIMAL(10,2)"));
   CHECK(run.rows.size() == 2);  // what came before it was delivered
 
-  for (const char* bad : {"+X,1,a,1\n", "+I,1,a\n", "+I,,a,1\n", "+I,1,\"open,1\n", "+I,1,a\"b,1\n"}) {
+  for (const char* bad :
+       {"+X,1,a,1\n", "+I,1,a\n", "+I,,a,1\n", "+I,1,\"open,1\n", "+I,1,a\"b,1\n"}) {
     INFO(bad);
-    const FileRun r = read_all(file_options(dir.write("one.csv", std::string("op,id,note,amount\n") + bad)));
+    const FileRun r =
+        read_all(file_options(dir.write("one.csv", std::string("op,id,note,amount\n") + bad)));
     CHECK(r.result.status == JobResult::Status::kFailed);
     CHECK_THAT(r.result.error, Catch::Contains("one.csv:2:"));
   }
@@ -147,11 +150,16 @@ TEST_CASE("Debezium JSON envelopes become changelog rows", "[file]") {
   testing::TempDir dir;
   const std::string path = dir.write(
       "cdc.jsonl",
-      R"({"op":"r","after":{"id":1,"note":"snap","amount":"10.25"}})" "\n"
-      R"({"payload":{"op":"c","before":null,"after":{"id":2,"note":null,"amount":3.5}}})" "\n"
-      R"({"op":"u","before":{"id":1,"note":"snap","amount":"10.25"},"after":{"id":1,"note":"new","amount":"11"}})" "\n"
-      R"({"op":"u","after":{"id":2,"amount":"4.00"}})" "\n"
-      R"({"op":"d","before":{"id":1}})" "\n");
+      R"({"op":"r","after":{"id":1,"note":"snap","amount":"10.25"}})"
+      "\n"
+      R"({"payload":{"op":"c","before":null,"after":{"id":2,"note":null,"amount":3.5}}})"
+      "\n"
+      R"({"op":"u","before":{"id":1,"note":"snap","amount":"10.25"},"after":{"id":1,"note":"new","amount":"11"}})"
+      "\n"
+      R"({"op":"u","after":{"id":2,"amount":"4.00"}})"
+      "\n"
+      R"({"op":"d","before":{"id":1}})"
+      "\n");
   const FileRun run = read_all(file_options(path, ChangelogFileOptions::Format::kDebeziumJson));
   REQUIRE(run.result.finished());
   const std::vector<Row> expected = {
@@ -164,8 +172,9 @@ TEST_CASE("Debezium JSON envelopes become changelog rows", "[file]") {
   };
   CHECK(run.rows == expected);
 
-  const FileRun bad = read_all(file_options(dir.write("bad.jsonl", "{\"op\":\"c\",\"after\":{\"id\":1}}\n{\"op\":\"x\"}\n"),
-                                            ChangelogFileOptions::Format::kDebeziumJson));
+  const FileRun bad = read_all(
+      file_options(dir.write("bad.jsonl", "{\"op\":\"c\",\"after\":{\"id\":1}}\n{\"op\":\"x\"}\n"),
+                   ChangelogFileOptions::Format::kDebeziumJson));
   CHECK_THAT(bad.result.error, Catch::Contains("bad.jsonl:2: expected op c, r, u or d"));
 }
 

@@ -237,13 +237,14 @@ namespace {
 // at each checkpoint how many rows it had emitted.
 struct AlignmentLog {
   std::mutex mutex;
-  std::map<int64_t, std::array<int64_t, 2>> source_positions;        // by checkpoint
+  std::map<int64_t, std::array<int64_t, 2>> source_positions;       // by checkpoint
   std::map<int64_t, std::array<int64_t, 2>> processed_at_snapshot;  // by checkpoint
 };
 
 class TaggedSource final : public Source {
  public:
-  TaggedSource(int subtask, std::shared_ptr<AlignmentLog> log) : subtask_(subtask), log_(std::move(log)) {}
+  TaggedSource(int subtask, std::shared_ptr<AlignmentLog> log)
+      : subtask_(subtask), log_(std::move(log)) {}
   PollResult poll_next(Collector& out) override {
     if (seq_ == 3000) return PollResult::kEndOfInput;
     if (subtask_ == 1) std::this_thread::sleep_for(200us);
@@ -288,13 +289,16 @@ TEST_CASE("alignment: nothing after an input's barrier is processed before the s
   auto log = std::make_shared<AlignmentLog>();
   const Schema tagged({{"subtask", DataType::bigint()}, {"seq", DataType::bigint()}});
   JobGraph graph("alignment");
-  graph.source("tagged", {.output = {tagged},
-                          .create = [log](const SubtaskInfo& info) {
-                            return std::make_unique<TaggedSource>(info.index, log);
-                          }})
+  graph
+      .source("tagged", {.output = {tagged},
+                         .create =
+                             [log](const SubtaskInfo& info) {
+                               return std::make_unique<TaggedSource>(info.index, log);
+                             }})
       .parallelism(2)
       .rebalance()
-      .transform("count", [log](const SubtaskInfo&) { return std::make_unique<CountingOperator>(log); })
+      .transform("count",
+                 [log](const SubtaskInfo&) { return std::make_unique<CountingOperator>(log); })
       .parallelism(1)
       .sink("out", blackhole_sink())
       .parallelism(1);
@@ -327,15 +331,20 @@ struct HookLog {
 // A sink whose first snapshot takes `slow`; it notes the checkpoint hooks.
 class HookSink final : public Sink {
  public:
-  HookSink(std::shared_ptr<HookLog> log, Clock::duration slow) : log_(std::move(log)), slow_(slow) {}
+  HookSink(std::shared_ptr<HookLog> log, Clock::duration slow)
+      : log_(std::move(log)), slow_(slow) {}
   void write(Row&&) override {}
   void snapshot_state(int64_t id) override {
     if (first_) std::this_thread::sleep_for(slow_);
     first_ = false;
     log_->add("snapshot " + std::to_string(id));
   }
-  void notify_checkpoint_complete(int64_t id) override { log_->add("complete " + std::to_string(id)); }
-  void notify_checkpoint_aborted(int64_t id) override { log_->add("aborted " + std::to_string(id)); }
+  void notify_checkpoint_complete(int64_t id) override {
+    log_->add("complete " + std::to_string(id));
+  }
+  void notify_checkpoint_aborted(int64_t id) override {
+    log_->add("aborted " + std::to_string(id));
+  }
 
  private:
   std::shared_ptr<HookLog> log_;
@@ -344,7 +353,8 @@ class HookSink final : public Sink {
 };
 
 SinkDef hook_sink(std::shared_ptr<HookLog> log, Clock::duration slow = 0ms) {
-  return {.create = [log, slow](const SubtaskInfo&) { return std::make_unique<HookSink>(log, slow); }};
+  return {
+      .create = [log, slow](const SubtaskInfo&) { return std::make_unique<HookSink>(log, slow); }};
 }
 
 DatagenOptions slow_rows(uint64_t rows, double rate) {
@@ -397,7 +407,9 @@ TEST_CASE("a job ends with a final checkpoint that its sinks hear of before it r
   testing::TempDir dir;
   auto log = std::make_shared<HookLog>();
   JobGraph graph("final");
-  graph.source("gen", datagen_source(slow_rows(500, 5000))).sink("hooks", hook_sink(log)).parallelism(2);
+  graph.source("gen", datagen_source(slow_rows(500, 5000)))
+      .sink("hooks", hook_sink(log))
+      .parallelism(2);
   // A long interval: only the final checkpoint is taken.
   const JobResult result = Executor(checkpointing(dir, 1h)).run(graph);
   REQUIRE(result.finished());
@@ -465,7 +477,8 @@ TEST_CASE("checkpoint.retained=2 leaves exactly two checkpoints on disk", "[chec
 TEST_CASE("restore refuses a missing checkpoint and a changed parallelism", "[checkpoint]") {
   testing::TempDir dir;
   const auto build = [](JobGraph& graph, int parallelism) {
-    keyed_aggregate(graph.source("orders", datagen_source(orders(2000))), "sum", {"customer"}, "amount")
+    keyed_aggregate(graph.source("orders", datagen_source(orders(2000))), "sum", {"customer"},
+                    "amount")
         .parallelism(parallelism)
         .sink("out", blackhole_sink());
   };

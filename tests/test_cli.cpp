@@ -28,8 +28,8 @@ TEST_CASE("sluice --version and --help exit 0", "[cli]") {
   CHECK_THAT(version.output, Catch::StartsWith("sluice "));
   const auto help = run_command(kCli + " --help");
   CHECK(help.status == 0);
-  CHECK_THAT(help.output, Catch::Contains("list") && Catch::Contains("describe") &&
-                              Catch::Contains("run"));
+  CHECK_THAT(help.output,
+             Catch::Contains("list") && Catch::Contains("describe") && Catch::Contains("run"));
 }
 
 TEST_CASE("sluice exits 2 on a usage error", "[cli]") {
@@ -96,8 +96,8 @@ TEST_CASE("sluice list names the bundled jobs", "[cli]") {
 
 TEST_CASE("sluice run finishes the example job and prints its summary", "[cli]") {
   sluice::testing::TempDir dir;
-  const auto result = run_command(kCli + " run example --set source.rows=50 --set checkpoint.dir=" +
-                                  dir.path().string());
+  const auto result = run_command(
+      kCli + " run example --set source.rows=50 --set checkpoint.dir=" + dir.path().string());
   CHECK(result.status == 0);
   CHECK_THAT(result.output, Catch::Contains("+I[") && Catch::Contains("finished in"));
   CHECK_THAT(result.output, Catch::Matches("(.|\\n)*orders +1 +0 +50 (.|\\n)*"));

@@ -67,8 +67,8 @@ DatagenOptions mixed() {
 }  // namespace
 
 TEST_CASE("datagen produces a consistent changelog whose end state it knows", "[datagen]") {
-  for (auto skew : {DatagenOptions::Skew::kUniform, DatagenOptions::Skew::kZipf,
-                    DatagenOptions::Skew::kHot}) {
+  for (auto skew :
+       {DatagenOptions::Skew::kUniform, DatagenOptions::Skew::kZipf, DatagenOptions::Skew::kHot}) {
     DatagenOptions options = mixed();
     options.skew = skew;
     ChangeGenerator generator(options, 0, 1);

@@ -66,10 +66,12 @@ class TrickleSource final : public Source {
   Clock::time_point due_{};
 };
 
-SourceDef trickle(int64_t count, Clock::duration gap,
-                  std::shared_ptr<TrickleSource::Log> log = std::make_shared<TrickleSource::Log>()) {
-  return {.output = {kIdSchema},
-          .create = [=](const SubtaskInfo&) { return std::make_unique<TrickleSource>(count, gap, log); }};
+SourceDef trickle(
+    int64_t count, Clock::duration gap,
+    std::shared_ptr<TrickleSource::Log> log = std::make_shared<TrickleSource::Log>()) {
+  return {.output = {kIdSchema}, .create = [=](const SubtaskInfo&) {
+            return std::make_unique<TrickleSource>(count, gap, log);
+          }};
 }
 
 // A sink that notes, for every record, how many times its flush action had
@@ -121,8 +123,7 @@ RuntimeOptions with_flush(std::chrono::milliseconds interval, bool chaining = tr
 
 }  // namespace
 
-TEST_CASE("a sink sees records and FlushSignals in the order the source emitted them",
-          "[engine]") {
+TEST_CASE("a sink sees records and FlushSignals in the order the source emitted them", "[engine]") {
   const bool chaining = GENERATE(true, false);
   INFO((chaining ? "chained" : "across a thread boundary"));
   auto source_log = std::make_shared<TrickleSource::Log>();
@@ -246,9 +247,11 @@ std::shared_ptr<BufferState> run_idle_source(std::chrono::milliseconds flush_int
                                              bool chaining) {
   auto state = std::make_shared<BufferState>();
   JobGraph graph("idle");
-  graph.source("burst", {.output = {kIdSchema}, .create = [](const SubtaskInfo&) {
-                           return std::make_unique<BurstThenIdleSource>(3, 2s);
-                         }})
+  graph
+      .source("burst",
+              {.output = {kIdSchema},
+               .create =
+                   [](const SubtaskInfo&) { return std::make_unique<BurstThenIdleSource>(3, 2s); }})
       .sink("buffer", buffering_sink(state));
   REQUIRE(Executor(with_flush(flush_interval, chaining)).run(graph).finished());
   return state;
@@ -291,14 +294,16 @@ class UntilStoppedSource final : public Source {
 
 }  // namespace
 
-TEST_CASE("a sink fed by two upstream subtasks runs its flush action once per tick",
-          "[engine]") {
+TEST_CASE("a sink fed by two upstream subtasks runs its flush action once per tick", "[engine]") {
   auto stop = std::make_shared<std::atomic<bool>>(false);
   auto sink_log = std::make_shared<SinkLog>();
   JobGraph graph("fan-in");
-  graph.source("two", {.output = {kIdSchema}, .create = [stop](const SubtaskInfo&) {
-                         return std::make_unique<UntilStoppedSource>(stop);
-                       }})
+  graph
+      .source("two", {.output = {kIdSchema},
+                      .create =
+                          [stop](const SubtaskInfo&) {
+                            return std::make_unique<UntilStoppedSource>(stop);
+                          }})
       .parallelism(2)
       .sink("log", logging_sink(sink_log))
       .parallelism(1);
@@ -337,10 +342,9 @@ TEST_CASE("a sink that registered no flush action gets no calls and no errors", 
     void write(Row&&) override { ++writes; }
   };
   JobGraph graph("no-action");
-  graph.source("trickle", trickle(100, 1ms))
-      .sink("count", {.create = [&](const SubtaskInfo&) {
-              return std::make_unique<CountingSink>(writes);
-            }});
+  graph.source("trickle", trickle(100, 1ms)).sink("count", {.create = [&](const SubtaskInfo&) {
+                                                    return std::make_unique<CountingSink>(writes);
+                                                  }});
   const JobResult result = Executor(with_flush(2ms, false)).run(graph);
   REQUIRE(result.finished());
   CHECK(writes == 100);
@@ -358,7 +362,8 @@ TEST_CASE("backpressure: records in flight stay within the channel capacity", "[
     std::shared_ptr<TrickleSource::Log> log;
     std::atomic<int64_t>& received;
     std::atomic<int64_t>& max_in_flight;
-    SlowSink(std::shared_ptr<TrickleSource::Log> l, std::atomic<int64_t>& r, std::atomic<int64_t>& m)
+    SlowSink(std::shared_ptr<TrickleSource::Log> l, std::atomic<int64_t>& r,
+             std::atomic<int64_t>& m)
         : log(std::move(l)), received(r), max_in_flight(m) {}
     void write(Row&&) override {
       const int64_t in_flight = log->emitted.load() - ++received;
@@ -497,12 +502,15 @@ TEST_CASE("a source with a rate keeps to it after a while with nothing to emit",
 
 TEST_CASE("under backpressure flush ticks coalesce and are all accounted for", "[engine]") {
   struct SlowSink final : Sink {
-    void open(SinkContext& context) override { context.register_flush_action([] {}); }
+    void open(SinkContext& context) override {
+      context.register_flush_action([] {});
+    }
     void write(Row&&) override { std::this_thread::sleep_for(100us); }
   };
   JobGraph graph("coalesce");
-  graph.source("fast", trickle(4000, 0ns))
-      .sink("slow", {.create = [](const SubtaskInfo&) { return std::make_unique<SlowSink>(); }});
+  graph.source("fast", trickle(4000, 0ns)).sink("slow", {.create = [](const SubtaskInfo&) {
+                                                  return std::make_unique<SlowSink>();
+                                                }});
   RuntimeOptions options = with_flush(1ms, false);
   options.batch_size = 16;
   options.channel_capacity = 2;
@@ -544,8 +552,8 @@ TEST_CASE("an exception in a map fails the run with its message and operator", "
   const JobResult result = Executor(options).run(graph);
   CHECK(result.status == JobResult::Status::kFailed);
   CHECK(result.failed_operator == "explode");
-  CHECK_THAT(result.error, Catch::Contains("operator 'explode'") &&
-                               Catch::Contains("boom at record 5000"));
+  CHECK_THAT(result.error,
+             Catch::Contains("operator 'explode'") && Catch::Contains("boom at record 5000"));
   // In one thread, the records before the failing one reached the sink.
   if (chaining && parallelism == 1) CHECK(collected->size() == 4999);
 }
@@ -558,9 +566,10 @@ TEST_CASE("an exception in a source or a sink fails the run naming it", "[engine
     void write(Row&&) override { throw std::runtime_error("sink broke"); }
   };
   JobGraph bad_source("bad-source");
-  bad_source.source("src", {.output = {kIdSchema}, .create = [](const SubtaskInfo&) {
-                              return std::make_unique<FailingSource>();
-                            }})
+  bad_source
+      .source("src",
+              {.output = {kIdSchema},
+               .create = [](const SubtaskInfo&) { return std::make_unique<FailingSource>(); }})
       .sink("out", blackhole_sink());
   JobResult result = Executor(with_flush(0ms)).run(bad_source);
   CHECK(result.status == JobResult::Status::kFailed);
@@ -665,7 +674,10 @@ TEST_CASE("cancel stops an endless job and joins its threads", "[engine]") {
   DatagenOptions endless;
   endless.rows = 0;
   JobGraph graph("endless");
-  graph.source("gen", datagen_source(endless)).parallelism(2).rebalance().sink("out", blackhole_sink());
+  graph.source("gen", datagen_source(endless))
+      .parallelism(2)
+      .rebalance()
+      .sink("out", blackhole_sink());
   Executor executor(with_flush(10ms));
   std::thread canceller([&] {
     testing::wait_until([&] { return executor.metrics().records_in("out") >= 10'000; });
@@ -701,7 +713,8 @@ TEST_CASE("key_by sends every key to exactly one downstream subtask", "[engine]"
   graph.source("gen", datagen_source(gen))
       .parallelism(2)
       .key_by({"id"})
-      .sink("keys", {.create = [log](const SubtaskInfo&) { return std::make_unique<KeySink>(log); }})
+      .sink("keys",
+            {.create = [log](const SubtaskInfo&) { return std::make_unique<KeySink>(log); }})
       .parallelism(3);
   const JobResult result = Executor(with_flush(0ms)).run(graph);
   REQUIRE(result.finished());

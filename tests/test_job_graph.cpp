@@ -47,7 +47,8 @@ TEST_CASE("a sink's own check sees its input type", "[engine]") {
   SinkDef picky = blackhole_sink();
   picky.check = [](const StreamType& input) {
     std::vector<std::string> problems;
-    if (!input.mode.is_insert_only()) problems.push_back("wants inserts only, got " + input.mode.to_string());
+    if (!input.mode.is_insert_only())
+      problems.push_back("wants inserts only, got " + input.mode.to_string());
     return problems;
   };
   graph.source("changes", datagen_source(changes)).sink("picky", picky);
@@ -95,11 +96,16 @@ TEST_CASE("a sink that waits on I/O runs in a task of its own, never chained", "
   CHECK(plan.edges[0].partitioning == Partitioning::kForward);
 }
 
-TEST_CASE("forward into another parallelism rebalances; a keyed sink is always hashed", "[engine]") {
+TEST_CASE("forward into another parallelism rebalances; a keyed sink is always hashed",
+          "[engine]") {
   JobGraph graph("exchanges");
   SinkDef keyed = blackhole_sink();
   keyed.key_columns = {"id"};
-  graph.source("gen", datagen_source({})).map("m", identity).parallelism(3).sink("out", keyed).parallelism(3);
+  graph.source("gen", datagen_source({}))
+      .map("m", identity)
+      .parallelism(3)
+      .sink("out", keyed)
+      .parallelism(3);
   const PhysicalPlan plan = build_plan(graph, RuntimeOptions{});
   REQUIRE(plan.edges.size() == 2);
   CHECK(plan.edges[0].partitioning == Partitioning::kRebalance);  // 1 -> 3

@@ -80,15 +80,16 @@ TEST_CASE("changelog-to-mysql killed at random moments and rerun ends with the f
       csv += "-D," + std::to_string(id) + "\n";
       last[id] = {0, false};
     } else {
-      csv += std::string(present ? "+U," : "+I,") + std::to_string(id) + "," + std::to_string(line) +
-             ",\"note, " + std::to_string(line) + "\"\n";
+      csv += std::string(present ? "+U," : "+I,") + std::to_string(id) + "," +
+             std::to_string(line) + ",\"note, " + std::to_string(line) + "\"\n";
       last[id] = {line, true};
     }
   }
   TextRows expected;
   for (const auto& [id, state] : last) {
     if (state.second) {
-      expected.push_back({std::to_string(id), std::to_string(state.first), "note, " + std::to_string(state.first)});
+      expected.push_back({std::to_string(id), std::to_string(state.first),
+                          "note, " + std::to_string(state.first)});
     }
   }
   const std::string file = dir.write("changes.csv", csv);
@@ -262,7 +263,8 @@ TEST_CASE("a password the server refuses exits 2, for the source and for the sin
   }
 }
 
-TEST_CASE("orders-exactly-once commits its XA transactions and finds the table matching", "[mysql][xa]") {
+TEST_CASE("orders-exactly-once commits its XA transactions and finds the table matching",
+          "[mysql][xa]") {
   testing::TempDir dir;
   const std::string table = testing::unique_name("orders_xa");
   const testing::PreparedGuard guard(table);  // the job is named after its table
@@ -272,14 +274,16 @@ TEST_CASE("orders-exactly-once commits its XA transactions and finds the table m
       " --set sink.table=" + table + " --set job.name=" + table + " --set source.rows=20000" +
       " --set checkpoint.interval=200ms --set checkpoint.dir=" + dir.path().string());
   const Orders actual = table_orders(table);
-  MySqlConnection(testing::test_mysql_url()).execute("DROP TABLE IF EXISTS " + quote_identifier(table));
+  MySqlConnection(testing::test_mysql_url())
+      .execute("DROP TABLE IF EXISTS " + quote_identifier(table));
   INFO(result.output);
   CHECK(result.status == 0);
   // The table against the changelog applied here, not the job's own verdict.
   const Orders expected = expected_orders(20'000);
   REQUIRE(expected.size() > 1000);
   CHECK(actual == expected);
-  CHECK_THAT(result.output, Catch::Matches("(.|\\n)*XA transactions +([0-9]+) prepared, \\2 committed(.|\\n)*"));
+  CHECK_THAT(result.output,
+             Catch::Matches("(.|\\n)*XA transactions +([0-9]+) prepared, \\2 committed(.|\\n)*"));
 }
 
 TEST_CASE("orders-demo answers batch by batch and finds its table matching", "[mysql]") {
@@ -290,7 +294,8 @@ TEST_CASE("orders-demo answers batch by batch and finds its table matching", "[m
                            testing::test_mysql_url_text() + " --set sink.table=" + table +
                            " --set source.rows=20000 --set checkpoint.dir=" + dir.path().string());
   const Orders actual = table_orders(table);
-  MySqlConnection(testing::test_mysql_url()).execute("DROP TABLE IF EXISTS " + quote_identifier(table));
+  MySqlConnection(testing::test_mysql_url())
+      .execute("DROP TABLE IF EXISTS " + quote_identifier(table));
   INFO(result.output);
   CHECK(result.status == 0);
   // The table against the changelog applied here, not the job's own verdict.
@@ -301,7 +306,8 @@ TEST_CASE("orders-demo answers batch by batch and finds its table matching", "[m
                                 Catch::Contains("per flush, on average"));
 }
 
-TEST_CASE("idle-flush shows rows visible within the flush interval, and not with it off", "[mysql]") {
+TEST_CASE("idle-flush shows rows visible within the flush interval, and not with it off",
+          "[mysql]") {
   const std::string table = testing::unique_name("orders_idle");
   const std::string command =
       std::string(SLUICE_CLI) + " run idle-flush --set sink.url=" + testing::test_mysql_url_text() +
@@ -311,10 +317,12 @@ TEST_CASE("idle-flush shows rows visible within the flush interval, and not with
   const auto timer_only = testing::run_command(
       command + " --set engine.flush.interval=200ms --set engine.flush.on-idle=false");
   const auto silent = testing::run_command(command + " --set engine.flush.interval=0");
-  MySqlConnection(testing::test_mysql_url()).execute("DROP TABLE IF EXISTS " + quote_identifier(table));
+  MySqlConnection(testing::test_mysql_url())
+      .execute("DROP TABLE IF EXISTS " + quote_identifier(table));
   CHECK(ticking.status == 0);
-  CHECK_THAT(ticking.output, Catch::Matches("(.|\\n)*burst 1: 5 orders, visible in [a-z_0-9]+ after [0-9]+ ms of "
-                                            "silence \\(engine.flush.interval=200 ms\\)(.|\\n)*"));
+  CHECK_THAT(ticking.output,
+             Catch::Matches("(.|\\n)*burst 1: 5 orders, visible in [a-z_0-9]+ after [0-9]+ ms of "
+                            "silence \\(engine.flush.interval=200 ms\\)(.|\\n)*"));
   CHECK(timer_only.status == 0);
   CHECK_THAT(timer_only.output, Catch::Contains("burst 1: 5 orders, visible in") &&
                                     Catch::Contains("burst 2: 5 orders, visible in"));
@@ -323,13 +331,15 @@ TEST_CASE("idle-flush shows rows visible within the flush interval, and not with
                                 Catch::Contains("burst 2: 5 orders, still not in"));
 }
 
-TEST_CASE("describe --as flink-sql prints the tables and the INSERT, without the password", "[cli]") {
-  const auto result = testing::run_command(
-      std::string(SLUICE_CLI) +
-      " describe orders-demo --as flink-sql --set sink.url=mysql://app:s3cret@db.example:3306/shop");
+TEST_CASE("describe --as flink-sql prints the tables and the INSERT, without the password",
+          "[cli]") {
+  const auto result = testing::run_command(std::string(SLUICE_CLI) +
+                                           " describe orders-demo --as flink-sql --set "
+                                           "sink.url=mysql://app:s3cret@db.example:3306/shop");
   CHECK(result.status == 0);
   CHECK_THAT(result.output, Catch::Contains("'connector' = 'jdbc'") &&
                                 Catch::Contains("'url' = 'jdbc:mysql://db.example:3306/shop'") &&
                                 Catch::Contains("PRIMARY KEY (`id`) NOT ENFORCED") &&
-                                Catch::Contains("INSERT INTO `orders_rt`") && !Catch::Contains("s3cret"));
+                                Catch::Contains("INSERT INTO `orders_rt`") &&
+                                !Catch::Contains("s3cret"));
 }

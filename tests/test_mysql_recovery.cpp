@@ -53,7 +53,8 @@ TextRows final_state(const DatagenOptions& gen, int parallelism = 1) {
   TextRows text;
   for (const Row& row : rows) {
     auto& out = text.emplace_back();
-    for (const Value& v : row.fields) out.push_back(v.is_null() ? std::nullopt : std::optional(v.to_string()));
+    for (const Value& v : row.fields)
+      out.push_back(v.is_null() ? std::nullopt : std::optional(v.to_string()));
   }
   return text;
 }
@@ -70,7 +71,9 @@ JobResult run_changelog(const DatagenOptions& gen, const MySqlUrl& url, const st
   options.retry_backoff = 50ms;
   options.socket_timeout = socket_timeout;
   JobGraph graph("mysql-recovery");
-  graph.source("orders", datagen_source(gen)).sink("mysql", mysql_sink(options, kOrders)).parallelism(sink_parallelism);
+  graph.source("orders", datagen_source(gen))
+      .sink("mysql", mysql_sink(options, kOrders))
+      .parallelism(sink_parallelism);
   RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
   runtime.flush_interval = 50ms;
   Executor own(runtime);
@@ -99,9 +102,10 @@ TEST_CASE("a sink whose connection is killed retries and ends with the final sta
     while (!done) {
       std::this_thread::sleep_for(250ms);
       // Only the sink connects to this database besides the test itself.
-      for (const auto& row : admin.query("SELECT ID FROM information_schema.PROCESSLIST WHERE DB = " +
-                                         admin.quote(database.url().database) +
-                                         " AND ID NOT IN (CONNECTION_ID(), " + ours + ")")) {
+      for (const auto& row :
+           admin.query("SELECT ID FROM information_schema.PROCESSLIST WHERE DB = " +
+                       admin.quote(database.url().database) + " AND ID NOT IN (CONNECTION_ID(), " +
+                       ours + ")")) {
         try {
           admin.execute("KILL " + *row[0]);
           ++kills;
@@ -202,7 +206,8 @@ TEST_CASE("with the server stopped the sink fails after its retries with the ser
   const JobResult result = run_changelog(changelog(50'000, 10'000), server.url(), "orders", 1, 2);
   stopper.join();
   CHECK(result.status == JobResult::Status::kFailed);
-  CHECK_THAT(result.error, Catch::Contains("failed after 2 retries") && Catch::Contains("MySQL error 20"));
+  CHECK_THAT(result.error,
+             Catch::Contains("failed after 2 retries") && Catch::Contains("MySQL error 20"));
   CHECK(result.metrics.counter("mysql.retries") == 2);
 }
 

@@ -27,7 +27,9 @@ Row change(RowKind kind, int64_t id, int64_t balance) { return Row(kind, {id, ba
 
 struct SinkRun {
   JobResult result;
-  uint64_t counter(const std::string& name) const { return result.metrics.counter("mysql." + name); }
+  uint64_t counter(const std::string& name) const {
+    return result.metrics.counter("mysql." + name);
+  }
 };
 
 SinkRun run_into(TestTable& table, std::vector<Row> rows, size_t max_rows,
@@ -55,10 +57,11 @@ uint64_t all_flushes(const SinkRun& run) {
 
 TEST_CASE("seed A: insert, delete, insert, update of one key flush as one upsert", "[mysql]") {
   TestTable table("seed_a", kAccountsTable);
-  const SinkRun run = run_into(table,
-                               {change(RowKind::kInsert, 1001, 80), change(RowKind::kDelete, 1001),
-                                change(RowKind::kInsert, 1001, 100), change(RowKind::kUpdateAfter, 1001, 120)},
-                               0);
+  const SinkRun run =
+      run_into(table,
+               {change(RowKind::kInsert, 1001, 80), change(RowKind::kDelete, 1001),
+                change(RowKind::kInsert, 1001, 100), change(RowKind::kUpdateAfter, 1001, 120)},
+               0);
   REQUIRE(run.result.finished());
   CHECK(table.rows() == TextRows{{"1001", "120"}});
   CHECK(all_flushes(run) == 1);
@@ -70,10 +73,11 @@ TEST_CASE("seed A: insert, delete, insert, update of one key flush as one upsert
 
 TEST_CASE("seed B: four records reach max-rows and flush two keys in one transaction", "[mysql]") {
   TestTable table("seed_b", kAccountsTable);
-  const SinkRun run = run_into(table,
-                               {change(RowKind::kInsert, 1001, 80), change(RowKind::kUpdateAfter, 1001, 100),
-                                change(RowKind::kInsert, 1002, 50), change(RowKind::kDelete, 1002)},
-                               4);
+  const SinkRun run =
+      run_into(table,
+               {change(RowKind::kInsert, 1001, 80), change(RowKind::kUpdateAfter, 1001, 100),
+                change(RowKind::kInsert, 1002, 50), change(RowKind::kDelete, 1002)},
+               4);
   REQUIRE(run.result.finished());
   CHECK(table.rows() == TextRows{{"1001", "100"}});
   CHECK(run.counter("flushes.max-rows") == 1);
@@ -150,9 +154,10 @@ TEST_CASE("each flush trigger alone causes a flush", "[mysql]") {
 TEST_CASE("replaying a changelog leaves the same table and deleting a missing key is harmless",
           "[mysql]") {
   TestTable table("replay", kAccountsTable);
-  const std::vector<Row> changes = {change(RowKind::kInsert, 1, 10), change(RowKind::kInsert, 2, 20),
-                                    change(RowKind::kUpdateBefore, 1, 10), change(RowKind::kUpdateAfter, 1, 11),
-                                    change(RowKind::kDelete, 2), change(RowKind::kDelete, 99)};
+  const std::vector<Row> changes = {
+      change(RowKind::kInsert, 1, 10),       change(RowKind::kInsert, 2, 20),
+      change(RowKind::kUpdateBefore, 1, 10), change(RowKind::kUpdateAfter, 1, 11),
+      change(RowKind::kDelete, 2),           change(RowKind::kDelete, 99)};
   REQUIRE(run_into(table, changes, 2).result.finished());
   const TextRows once = table.rows();
   CHECK(once == TextRows{{"1", "11"}});
@@ -200,8 +205,9 @@ TEST_CASE("a table that does not fit fails before anything is written", "[mysql]
     TestTable table("wrong_key", "id BIGINT, balance BIGINT, UNIQUE KEY (balance)");
     const SinkRun run = run_into(table, one, 0);
     CHECK(run.result.status == JobResult::Status::kFailed);
-    CHECK_THAT(run.result.error, Catch::Contains("has no PRIMARY KEY or UNIQUE KEY on exactly (id)") &&
-                                     Catch::Contains("its keys: (balance)"));
+    CHECK_THAT(run.result.error,
+               Catch::Contains("has no PRIMARY KEY or UNIQUE KEY on exactly (id)") &&
+                   Catch::Contains("its keys: (balance)"));
     CHECK(table.rows().empty());
   }
   SECTION("a missing column") {
@@ -278,7 +284,8 @@ TEST_CASE("the URL hides its password and takes it from the environment", "[mysq
     testing::ScopedEnv password("SLUICE_MYSQL_PASSWORD", "from-env");
     CHECK(MySqlUrl::parse("mysql://app@h/db").password == "from-env");
   }
-  for (const char* bad : {"postgres://a@h/db", "mysql://h/db", "mysql://a@h", "mysql://a@h:99999/db"}) {
+  for (const char* bad :
+       {"postgres://a@h/db", "mysql://h/db", "mysql://a@h", "mysql://a@h:99999/db"}) {
     CHECK_THROWS_AS(MySqlUrl::parse(bad), ConfigError);
   }
 }

@@ -76,7 +76,8 @@ CrashRun crash_and_rerun(const std::vector<std::string>& faults, const char* del
   testing::TempDir dir;
   testing::TestTable table("xa", "seq BIGINT NOT NULL, payload VARCHAR(40)");
   std::string csv = "op,seq,payload\n";
-  for (int i = 0; i < rows; ++i) csv += "+I," + std::to_string(i) + ",row " + std::to_string(i) + "\n";
+  for (int i = 0; i < rows; ++i)
+    csv += "+I," + std::to_string(i) + ",row " + std::to_string(i) + "\n";
   const std::string job = testing::unique_name("xa-job");
   const testing::PreparedGuard guard(job);
   const std::string command =
@@ -99,8 +100,8 @@ CrashRun crash_and_rerun(const std::vector<std::string>& faults, const char* del
   run.rerun = rerun.output;
   INFO(run.rerun);
   REQUIRE(rerun.status == 0);
-  for (const auto& row : table.connection().query("SELECT seq, COUNT(*) FROM " +
-                                                  quote_identifier(table.name()) + " GROUP BY seq")) {
+  for (const auto& row : table.connection().query(
+           "SELECT seq, COUNT(*) FROM " + quote_identifier(table.name()) + " GROUP BY seq")) {
     run.copies[std::stoi(*row[0])] = std::stoi(*row[1]);
   }
   run.left_prepared = prepared_of(table.connection(), job);
@@ -177,7 +178,7 @@ TEST_CASE("transaction ids fit XA, never repeat across runs and name their job, 
   const Xid a = first.next(7);
   CHECK(a.gtrid.size() <= 64);
   CHECK(a.bqual.size() <= 64);
-  CHECK_FALSE(a == first.next(7));  // another transaction after the same checkpoint
+  CHECK_FALSE(a == first.next(7));   // another transaction after the same checkpoint
   CHECK_FALSE(a == second.next(7));  // another run: another epoch
   CHECK(first.owns(a));
   CHECK(second.owns(a));  // the same job, sink and subtask, of an earlier run

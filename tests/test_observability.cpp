@@ -28,7 +28,8 @@ std::string http_get(unsigned short port) {
   boost::asio::io_context io;
   boost::asio::ip::tcp::socket socket(io);
   socket.connect({boost::asio::ip::make_address("127.0.0.1"), port});
-  const std::string request = "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+  const std::string request =
+      "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
   boost::asio::write(socket, boost::asio::buffer(request));
   std::string response;
   boost::system::error_code ec;
@@ -136,9 +137,14 @@ TEST_CASE("the metrics server serves Prometheus text over HTTP on loopback", "[c
   const std::string response = http_get(server.port());
   CHECK_THAT(response, Catch::StartsWith("HTTP/1.1 200"));
   CHECK_THAT(response, Catch::Contains("text/plain; version=0.0.4"));
-  CHECK_THAT(response, Catch::Contains("sluice_records_out_total{job=\"demo\",operator=\"gen\",subtask=\"0\"} 42"));
-  CHECK_THAT(response, Catch::Contains("sluice_backpressure_seconds_total{job=\"demo\",task=\"gen -> \\\"sink\\\"\",subtask=\"0\"} 1.5"));
-  CHECK_THAT(response, Catch::Contains("sluice_operator_counter_total{job=\"demo\",name=\"sink.flushes.signal\"} 3"));
+  CHECK_THAT(
+      response,
+      Catch::Contains("sluice_records_out_total{job=\"demo\",operator=\"gen\",subtask=\"0\"} 42"));
+  CHECK_THAT(response, Catch::Contains("sluice_backpressure_seconds_total{job=\"demo\",task=\"gen "
+                                       "-> \\\"sink\\\"\",subtask=\"0\"} 1.5"));
+  CHECK_THAT(response,
+             Catch::Contains(
+                 "sluice_operator_counter_total{job=\"demo\",name=\"sink.flushes.signal\"} 3"));
   // Flink's standard sink metrics, as Flink's Prometheus reporter names them.
   CHECK_THAT(response,
              Catch::Contains("# TYPE flink_taskmanager_job_task_operator_numRecordsSend gauge"));
@@ -165,10 +171,10 @@ TEST_CASE("the metrics server serves Prometheus text over HTTP on loopback", "[c
 TEST_CASE("sluice run --metrics-file writes the final metrics as JSON", "[cli]") {
   testing::TempDir dir;
   const std::string file = (dir.path() / "metrics.json").string();
-  const auto result = testing::run_command(std::string(SLUICE_CLI) +
-                                           " run aggregate --set source.rows=5000 --set checkpoint.interval=50ms" +
-                                           " --set checkpoint.dir=" + dir.path().string() + " --metrics-file " + file +
-                                           " > /dev/null");
+  const auto result = testing::run_command(
+      std::string(SLUICE_CLI) +
+      " run aggregate --set source.rows=5000 --set checkpoint.interval=50ms" +
+      " --set checkpoint.dir=" + dir.path().string() + " --metrics-file " + file + " > /dev/null");
   REQUIRE(result.status == 0);
   std::ifstream in(file);
   const auto json = nlohmann::json::parse(in);

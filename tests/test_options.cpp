@@ -12,16 +12,29 @@ namespace {
 
 OptionTable test_table() {
   return OptionTable({
-      {.key = "engine.flush.interval", .type = OptionType::kDuration, .default_value = "1s",
+      {.key = "engine.flush.interval",
+       .type = OptionType::kDuration,
+       .default_value = "1s",
        .doc = "flush period"},
-      {.key = "sink.buffer-flush.max-rows", .type = OptionType::kInteger, .default_value = "100",
+      {.key = "sink.buffer-flush.max-rows",
+       .type = OptionType::kInteger,
+       .default_value = "100",
        .doc = "rows per flush"},
       {.key = "sink.max-bytes", .type = OptionType::kSize, .default_value = "1mb", .doc = "bytes"},
-      {.key = "sink.delivery", .type = OptionType::kEnum, .default_value = "at-least-once",
-       .doc = "guarantee", .choices = {"at-least-once", "exactly-once"}},
-      {.key = "restore", .type = OptionType::kEnum, .default_value = "auto", .doc = "where from",
-       .choices = {"auto", "none"}, .also_integer = true},
-      {.key = "engine.chaining", .type = OptionType::kBoolean, .default_value = "true",
+      {.key = "sink.delivery",
+       .type = OptionType::kEnum,
+       .default_value = "at-least-once",
+       .doc = "guarantee",
+       .choices = {"at-least-once", "exactly-once"}},
+      {.key = "restore",
+       .type = OptionType::kEnum,
+       .default_value = "auto",
+       .doc = "where from",
+       .choices = {"auto", "none"},
+       .also_integer = true},
+      {.key = "engine.chaining",
+       .type = OptionType::kBoolean,
+       .default_value = "true",
        .doc = "chain"},
       {.key = "sink.table", .doc = "target table"},
   });
@@ -79,9 +92,9 @@ TEST_CASE("an unknown key is rejected, naming it and the closest known key", "[o
   CHECK_THROWS_WITH(config.set("sink.tabel", "x"),
                     Catch::Contains("unknown option 'sink.tabel'") &&
                         Catch::Contains("did you mean 'sink.table'"));
-  CHECK_THROWS_WITH(config.set("completely.else", "x"),
-                    Catch::Contains("unknown option 'completely.else'") &&
-                        !Catch::Contains("did you mean"));
+  CHECK_THROWS_WITH(
+      config.set("completely.else", "x"),
+      Catch::Contains("unknown option 'completely.else'") && !Catch::Contains("did you mean"));
 }
 
 TEST_CASE("a bad value is rejected, naming the key and what it accepts", "[options]") {
@@ -89,9 +102,9 @@ TEST_CASE("a bad value is rejected, naming the key and what it accepts", "[optio
   CHECK_THROWS_WITH(config.set("engine.flush.interval", "5 seconds"),
                     Catch::Contains("'engine.flush.interval'") && Catch::Contains("a duration") &&
                         Catch::Contains("'5 seconds'"));
-  CHECK_THROWS_WITH(config.set("sink.buffer-flush.max-rows", "-1"),
-                    Catch::Contains("'sink.buffer-flush.max-rows'") &&
-                        Catch::Contains("a whole number >= 0"));
+  CHECK_THROWS_WITH(
+      config.set("sink.buffer-flush.max-rows", "-1"),
+      Catch::Contains("'sink.buffer-flush.max-rows'") && Catch::Contains("a whole number >= 0"));
   CHECK_THROWS_WITH(config.set("sink.delivery", "twice"),
                     Catch::Contains("one of at-least-once or exactly-once"));
   CHECK_THROWS_WITH(config.set("restore", "latest"),
@@ -104,10 +117,10 @@ TEST_CASE("a bad value is rejected, naming the key and what it accepts", "[optio
 TEST_CASE("an assignment from --set wins over the --config file", "[options]") {
   testing::TempDir dir;
   const std::string file = dir.write("job.conf",
-      "# a comment\n"
-      "\n"
-      "engine.flush.interval = 5s\n"
-      "sink.table=orders\n");
+                                     "# a comment\n"
+                                     "\n"
+                                     "engine.flush.interval = 5s\n"
+                                     "sink.table=orders\n");
   const Config config = make_config(test_table(), file, {"engine.flush.interval=100ms"});
   CHECK(config.get_duration("engine.flush.interval") == 100ms);
   CHECK(config.origin("engine.flush.interval") == OptionOrigin::kCommandLine);
@@ -157,8 +170,7 @@ TEST_CASE("a config file error names the file and the line", "[options]") {
   testing::TempDir dir;
   const std::string file = dir.write("bad.conf", "sink.table=orders\nengine.flush.interval=soon\n");
   CHECK_THROWS_WITH(make_config(test_table(), file, {}),
-                    Catch::Contains(file + ":2:") &&
-                        Catch::Contains("'engine.flush.interval'"));
+                    Catch::Contains(file + ":2:") && Catch::Contains("'engine.flush.interval'"));
   const std::string no_equals = dir.write("no-equals.conf", "sink.table orders\n");
   CHECK_THROWS_WITH(make_config(test_table(), no_equals, {}),
                     Catch::Contains(no_equals + ":1:") && Catch::Contains("key=value"));

@@ -23,7 +23,8 @@ DatagenOptions orders() {
 
 TEST_CASE("project's output type keeps the named columns and a surviving key", "[transforms]") {
   JobGraph graph("types");
-  const Stream picked = project(graph.source("gen", datagen_source(orders())), "pick", {"amount", "id"});
+  const Stream picked =
+      project(graph.source("gen", datagen_source(orders())), "pick", {"amount", "id"});
   CHECK(picked.type().schema.to_string() == "amount DECIMAL(8,2), id BIGINT, PRIMARY KEY (id)");
   CHECK_FALSE(project(picked, "no-key", {"amount"}).type().schema.has_primary_key());
 }

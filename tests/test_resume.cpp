@@ -47,14 +47,17 @@ TEST_CASE("a job killed and rerun resumes its file at the checkpointed offset", 
   // 20000 inserts over 50 groups: group g ends with count 400, sum 400*g.
   std::string csv = "op,id,grp,v\n";
   std::map<std::string, std::string> expected;
-  for (int i = 0; i < 20000; ++i) csv += "+I," + std::to_string(i) + "," + std::to_string(i % 50) + "," + std::to_string(i % 50) + "\n";
+  for (int i = 0; i < 20000; ++i)
+    csv += "+I," + std::to_string(i) + "," + std::to_string(i % 50) + "," + std::to_string(i % 50) +
+           "\n";
   for (int g = 0; g < 50; ++g) expected[std::to_string(g)] = "400, " + std::to_string(400 * g);
   const std::string file = dir.write("changes.csv", csv);
-  const std::string command = kCli + " run aggregate --set source.kind=changelog-file --set source.path=" + file +
-                              " --set 'source.schema=id BIGINT, grp BIGINT, v BIGINT, PRIMARY KEY (id)'"
-                              " --set aggregate.key=grp --set aggregate.value=v"
-                              " --set checkpoint.interval=100ms --set checkpoint.dir=" +
-                              dir.path().string();
+  const std::string command =
+      kCli + " run aggregate --set source.kind=changelog-file --set source.path=" + file +
+      " --set 'source.schema=id BIGINT, grp BIGINT, v BIGINT, PRIMARY KEY (id)'"
+      " --set aggregate.key=grp --set aggregate.value=v"
+      " --set checkpoint.interval=100ms --set checkpoint.dir=" +
+      dir.path().string();
 
   // Throttled to 10000 records/s, killed once its first checkpoint completed.
   const CheckpointStorage storage(dir.path(), "aggregate");
@@ -90,7 +93,8 @@ TEST_CASE("SIGKILL at random instants always leaves a loadable latest checkpoint
   testing::TempDir dir;
   const std::string command = kCli +
                               " run aggregate --set source.rows=0 --set checkpoint.interval=20ms"
-                              " --set checkpoint.dir=" + dir.path().string() + " > /dev/null";
+                              " --set checkpoint.dir=" +
+                              dir.path().string() + " > /dev/null";
   const CheckpointStorage storage(dir.path(), "aggregate");
   std::mt19937 random(std::random_device{}());
   std::uniform_int_distribution<int> delay_ms(50, 500);
@@ -101,7 +105,8 @@ TEST_CASE("SIGKILL at random instants always leaves a loadable latest checkpoint
     INFO("trial " << trial << ", killed after " << delay << " ms");
     // Each run restores what the previous kill left: a checkpoint that does
     // not load would fail the run at once instead of being killed.
-    const auto result = run_command("timeout -s KILL " + std::to_string(delay / 1000.0) + " " + command);
+    const auto result =
+        run_command("timeout -s KILL " + std::to_string(delay / 1000.0) + " " + command);
     CHECK(result.status == 137);
     const auto latest = storage.latest();
     if (previous) REQUIRE(latest);

@@ -14,7 +14,8 @@ Value add(const Value& sum, const Value& value, int sign) {
     case TypeId::kDouble:
       return sum.as_double() + sign * value.as_double();
     case TypeId::kDecimal:
-      return sign > 0 ? sum.as_decimal() + value.as_decimal() : sum.as_decimal() - value.as_decimal();
+      return sign > 0 ? sum.as_decimal() + value.as_decimal()
+                      : sum.as_decimal() - value.as_decimal();
     default:
       throw DataError("cannot sum a " + value.to_string());
   }

@@ -34,8 +34,8 @@ class RecordWriter final : public BatchReceiver {
  public:
   struct Output {
     Partitioning partitioning = Partitioning::kForward;
-    std::vector<size_t> key_indexes;  ///< kHash only
-    std::vector<Channel*> channels;   ///< indexed by downstream subtask (one for forward)
+    std::vector<size_t> key_indexes;   ///< kHash only
+    std::vector<Channel*> channels;    ///< indexed by downstream subtask (one for forward)
     std::vector<KeyImage> key_images;  ///< kHash: per key column, or empty (SinkDef::key_images)
   };
 
