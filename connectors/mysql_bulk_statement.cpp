@@ -103,8 +103,9 @@ void bind_parameter(const ColumnVector& column, TypeId type, std::span<const uin
         }
       }
       if (!in_place) {  // now that a.texts no longer moves
-        for (size_t r = 0, at = 0; r < n; at += a.lengths[r], ++r)
+        for (size_t r = 0, at = 0; r < n; at += a.lengths[r], ++r) {
           a.pointers[r] = a.texts.data() + at;
+        }
       }
       // Bytes as bytes: the server takes no charset of theirs.
       bind.buffer_type = type == TypeId::kBytes ? MYSQL_TYPE_BLOB : MYSQL_TYPE_STRING;

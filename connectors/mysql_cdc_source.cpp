@@ -1050,8 +1050,9 @@ class MySqlCdcSource final : public Source {
     }
     if (rows > 0) {
       last_key_.clear();
-      for (size_t k : schema.primary_key())
+      for (size_t k : schema.primary_key()) {
         last_key_.push_back(batch.column(k).value(batch.size() - 1));
+      }
     }
     fault_point("cdc-snapshot-chunk");
     if (rows < options_.chunk_rows) next_table();

@@ -139,10 +139,6 @@ struct MySqlSession {
   MySqlCanceller* canceller = nullptr;
 };
 
-/// One connection to a MySQL/MariaDB server. Automatic reconnection
-/// (MYSQL_OPT_RECONNECT) stays off: it would silently lose a transaction.
-/// Every failure throws MySqlError; one that came after the server was
-/// silent for the whole timeout says that the server did not answer.
 /// A query's result, read whole from the server: its rows, one after the
 /// other, as views of their fields.
 class MySqlResult {
@@ -168,6 +164,10 @@ class MySqlResult {
   std::vector<std::optional<std::string_view>> fields_;
 };
 
+/// One connection to a MySQL/MariaDB server. Automatic reconnection
+/// (MYSQL_OPT_RECONNECT) stays off: it would silently lose a transaction.
+/// Every failure throws MySqlError; one that came after the server was
+/// silent for the whole timeout says that the server did not answer.
 class MySqlConnection {
  public:
   /// Connects, with utf8mb4 and autocommit on.

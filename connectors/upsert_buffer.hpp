@@ -215,7 +215,7 @@ class UpsertBuffer {
   // In the order their keys first came in each generation: without
   // keep_order, runs() writes them so, with no sort (an ever-growing key
   // then goes to the end of the table's B-tree, row after row). A deque:
-  // latest_ points into it.
+  // an entry stays where it is while later ones are added.
   std::deque<Entry> entries_;
   KeyIndex latest_;  // key: its latest entry
   // The current generation's entries by the unique values their before
