@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "sluice/benchmarks/bench.hpp"
-#include "sluice/connectors/mysql_binlog.hpp"
-#include "sluice/connectors/mysql_connection.hpp"
+#include "sluice/connectors/mysql/cdc/binlog.hpp"
+#include "sluice/connectors/mysql/connection.hpp"
 #include "sluice/engine/common/error.hpp"
 #include "sluice/engine/runtime/executor.hpp"
 

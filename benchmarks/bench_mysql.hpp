@@ -7,7 +7,7 @@
 #include <functional>
 #include <string>
 
-#include "sluice/connectors/mysql_url.hpp"
+#include "sluice/connectors/mysql/url.hpp"
 #include "sluice/engine/graph/job_graph.hpp"
 #include "sluice/engine/graph/runtime_options.hpp"
 

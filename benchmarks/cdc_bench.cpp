@@ -14,13 +14,13 @@
 
 #include "sluice/benchmarks/bench.hpp"
 #include "sluice/benchmarks/bench_mysql.hpp"
-#include "sluice/connectors/basic_sinks.hpp"
-#include "sluice/connectors/mysql_binlog.hpp"
-#include "sluice/connectors/mysql_cdc_source.hpp"
-#include "sluice/connectors/mysql_connection.hpp"
-#include "sluice/connectors/mysql_sink.hpp"
-#include "sluice/connectors/mysql_table_routes.hpp"
-#include "sluice/connectors/mysql_tables_sink.hpp"
+#include "sluice/connectors/basic/sinks.hpp"
+#include "sluice/connectors/mysql/cdc/binlog.hpp"
+#include "sluice/connectors/mysql/cdc/source.hpp"
+#include "sluice/connectors/mysql/connection.hpp"
+#include "sluice/connectors/mysql/sink/sink.hpp"
+#include "sluice/connectors/mysql/sink/table_routes.hpp"
+#include "sluice/connectors/mysql/sink/tables_sink.hpp"
 #include "sluice/engine/runtime/executor.hpp"
 
 namespace sluice {

@@ -2,8 +2,8 @@
 
 #include <filesystem>
 
-#include "sluice/connectors/basic_sinks.hpp"
-#include "sluice/connectors/datagen.hpp"
+#include "sluice/connectors/basic/sinks.hpp"
+#include "sluice/connectors/datagen/datagen.hpp"
 #include "sluice/engine/runtime/executor.hpp"
 #include "sluice/transforms/keyed_aggregate.hpp"
 

@@ -6,8 +6,8 @@
 #include <mutex>
 #include <thread>
 
-#include "sluice/connectors/mysql_connection.hpp"
-#include "sluice/connectors/mysql_sink.hpp"
+#include "sluice/connectors/mysql/connection.hpp"
+#include "sluice/connectors/mysql/sink/sink.hpp"
 #include "sluice/engine/runtime/executor.hpp"
 
 namespace sluice {

@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "sluice/benchmarks/bench.hpp"
-#include "sluice/connectors/datagen.hpp"
+#include "sluice/connectors/datagen/datagen.hpp"
 #include "sluice/engine/runtime/executor.hpp"
 
 namespace sluice {

@@ -9,10 +9,10 @@
 #include <memory>
 
 #include "sluice/benchmarks/bench_mysql.hpp"
-#include "sluice/connectors/datagen.hpp"
-#include "sluice/connectors/mysql_bulk_statement.hpp"
-#include "sluice/connectors/mysql_connection.hpp"
-#include "sluice/connectors/mysql_sink.hpp"
+#include "sluice/connectors/datagen/datagen.hpp"
+#include "sluice/connectors/mysql/connection.hpp"
+#include "sluice/connectors/mysql/sink/bulk_statement.hpp"
+#include "sluice/connectors/mysql/sink/sink.hpp"
 #include "sluice/engine/runtime/executor.hpp"
 
 namespace sluice {

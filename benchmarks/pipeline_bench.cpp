@@ -5,8 +5,8 @@
 #include <thread>
 
 #include "sluice/benchmarks/batch_layout_bench.hpp"
-#include "sluice/connectors/basic_sinks.hpp"
-#include "sluice/connectors/datagen.hpp"
+#include "sluice/connectors/basic/sinks.hpp"
+#include "sluice/connectors/datagen/datagen.hpp"
 #include "sluice/engine/runtime/executor.hpp"
 
 namespace sluice {

@@ -13,10 +13,10 @@
 #include <stdexcept>
 
 #include "sluice/benchmarks/bench_mysql.hpp"
-#include "sluice/connectors/mysql_binlog.hpp"
-#include "sluice/connectors/mysql_cdc_source.hpp"
-#include "sluice/connectors/mysql_connection.hpp"
-#include "sluice/connectors/mysql_sink.hpp"
+#include "sluice/connectors/mysql/cdc/binlog.hpp"
+#include "sluice/connectors/mysql/cdc/source.hpp"
+#include "sluice/connectors/mysql/connection.hpp"
+#include "sluice/connectors/mysql/sink/sink.hpp"
 #include "sluice/engine/runtime/executor.hpp"
 
 namespace sluice {

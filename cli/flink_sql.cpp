@@ -1,8 +1,8 @@
 #include "sluice/cli/flink_sql.hpp"
 
-#include "sluice/connectors/mysql_binlog.hpp"
-#include "sluice/connectors/mysql_cdc_source.hpp"
-#include "sluice/connectors/mysql_sink.hpp"
+#include "sluice/connectors/mysql/cdc/binlog.hpp"
+#include "sluice/connectors/mysql/cdc/source.hpp"
+#include "sluice/connectors/mysql/sink/sink.hpp"
 
 namespace sluice::flink_sql {
 namespace {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "sluice/connectors/datagen.hpp"
+#include "sluice/connectors/datagen/datagen.hpp"
 #include "sluice/engine/data/schema.hpp"
 #include "sluice/engine/graph/options.hpp"
 

@@ -1,7 +1,7 @@
 // Revenue per customer from a stream of orders: the README's example.
 #include <sluice/cli/run_cli.hpp>
-#include <sluice/connectors/basic_sinks.hpp>
-#include <sluice/connectors/datagen.hpp>
+#include <sluice/connectors/basic/sinks.hpp>
+#include <sluice/connectors/datagen/datagen.hpp>
 #include <sluice/transforms/keyed_aggregate.hpp>
 
 using namespace sluice;

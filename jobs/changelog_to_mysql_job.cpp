@@ -6,9 +6,9 @@
 #include <cstdio>
 
 #include "sluice/cli/flink_sql.hpp"
-#include "sluice/connectors/changelog_file.hpp"
-#include "sluice/connectors/mysql_connection.hpp"
-#include "sluice/connectors/mysql_sink.hpp"
+#include "sluice/connectors/file/changelog_file.hpp"
+#include "sluice/connectors/mysql/connection.hpp"
+#include "sluice/connectors/mysql/sink/sink.hpp"
 #include "sluice/engine/common/text.hpp"
 #include "sluice/engine/graph/node_def.hpp"
 

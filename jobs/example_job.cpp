@@ -3,8 +3,8 @@
 #include "sluice/jobs/example_job.hpp"
 
 #include "sluice/cli/flink_sql.hpp"
-#include "sluice/connectors/basic_sinks.hpp"
-#include "sluice/connectors/datagen.hpp"
+#include "sluice/connectors/basic/sinks.hpp"
+#include "sluice/connectors/datagen/datagen.hpp"
 
 namespace sluice {
 namespace {

@@ -8,12 +8,12 @@
 #include <set>
 
 #include "sluice/cli/flink_sql.hpp"
-#include "sluice/connectors/mysql_binlog.hpp"
-#include "sluice/connectors/mysql_cdc_source.hpp"
-#include "sluice/connectors/mysql_schema_history.hpp"
-#include "sluice/connectors/mysql_sink.hpp"
-#include "sluice/connectors/mysql_table_routes.hpp"
-#include "sluice/connectors/mysql_tables_sink.hpp"
+#include "sluice/connectors/mysql/cdc/binlog.hpp"
+#include "sluice/connectors/mysql/cdc/schema_history.hpp"
+#include "sluice/connectors/mysql/cdc/source.hpp"
+#include "sluice/connectors/mysql/sink/sink.hpp"
+#include "sluice/connectors/mysql/sink/table_routes.hpp"
+#include "sluice/connectors/mysql/sink/tables_sink.hpp"
 #include "sluice/engine/graph/node_def.hpp"
 #include "sluice/jobs/changelog_to_mysql_job.hpp"
 #include "sluice/transforms/project.hpp"

@@ -2,8 +2,8 @@
 
 #include <cstdio>
 
-#include "sluice/connectors/mysql_connection.hpp"
-#include "sluice/connectors/mysql_xa.hpp"
+#include "sluice/connectors/mysql/connection.hpp"
+#include "sluice/connectors/mysql/sink/xa.hpp"
 #include "sluice/engine/common/text.hpp"
 
 namespace sluice::orders {

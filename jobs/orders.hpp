@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "sluice/connectors/datagen.hpp"
-#include "sluice/connectors/mysql_url.hpp"
+#include "sluice/connectors/datagen/datagen.hpp"
+#include "sluice/connectors/mysql/url.hpp"
 #include "sluice/engine/graph/options.hpp"
 #include "sluice/engine/runtime/executor.hpp"
 

@@ -14,8 +14,8 @@
 #include <chrono>
 
 #include "sluice/cli/flink_sql.hpp"
-#include "sluice/connectors/mysql_connection.hpp"
-#include "sluice/connectors/mysql_sink.hpp"
+#include "sluice/connectors/mysql/connection.hpp"
+#include "sluice/connectors/mysql/sink/sink.hpp"
 #include "sluice/engine/common/text.hpp"
 #include "sluice/jobs/changelog_to_mysql_job.hpp"
 #include "sluice/jobs/orders.hpp"

@@ -4,7 +4,7 @@
 // again: the table ends as the changelog says, nothing lost or doubled.
 #include "sluice/jobs/orders_exactly_once_job.hpp"
 
-#include "sluice/connectors/mysql_sink.hpp"
+#include "sluice/connectors/mysql/sink/sink.hpp"
 #include "sluice/jobs/orders.hpp"
 #include "sluice/jobs/orders_demo_job.hpp"
 

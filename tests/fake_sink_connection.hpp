@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sluice/connectors/mysql_sink_connection.hpp"
+#include "sluice/connectors/mysql/sink/sink_connection.hpp"
 
 namespace sluice::testing {
 

@@ -21,7 +21,7 @@ for header in $headers; do
 done
 # What a job author must not touch stays out.
 for internal in engine/runtime/task.hpp engine/runtime/channel.hpp engine/checkpoint/checkpoint_coordinator.hpp \
-                connectors/mysql_connection.hpp; do
+                connectors/mysql/connection.hpp; do
   [ ! -e "$work/prefix/include/sluice/$internal" ] || fail "$internal was installed"
 done
 

@@ -4,9 +4,9 @@
 #include <cstdlib>
 #include <random>
 
-#include "sluice/connectors/mysql_binlog.hpp"
-#include "sluice/connectors/mysql_sink.hpp"
-#include "sluice/connectors/mysql_xa.hpp"
+#include "sluice/connectors/mysql/cdc/binlog.hpp"
+#include "sluice/connectors/mysql/sink/sink.hpp"
+#include "sluice/connectors/mysql/sink/xa.hpp"
 
 namespace sluice::testing {
 

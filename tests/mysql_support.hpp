@@ -6,9 +6,9 @@
 #include <thread>
 #include <vector>
 
-#include "sluice/connectors/mysql_cdc_source.hpp"
-#include "sluice/connectors/mysql_connection.hpp"
-#include "sluice/connectors/mysql_url.hpp"
+#include "sluice/connectors/mysql/cdc/source.hpp"
+#include "sluice/connectors/mysql/connection.hpp"
+#include "sluice/connectors/mysql/url.hpp"
 #include "sluice/engine/runtime/executor.hpp"
 
 namespace sluice::testing {

@@ -2,9 +2,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "sluice/connectors/basic_sinks.hpp"
-#include "sluice/connectors/changelog_file.hpp"
-#include "sluice/connectors/debezium_json.hpp"
+#include "sluice/connectors/basic/sinks.hpp"
+#include "sluice/connectors/file/changelog_file.hpp"
+#include "sluice/connectors/file/debezium_json.hpp"
 #include "sluice/engine/checkpoint/checkpoint_storage.hpp"
 #include "sluice/engine/common/error.hpp"
 #include "sluice/engine/runtime/executor.hpp"

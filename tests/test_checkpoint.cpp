@@ -5,8 +5,8 @@
 #include <random>
 #include <thread>
 
-#include "sluice/connectors/basic_sinks.hpp"
-#include "sluice/connectors/datagen.hpp"
+#include "sluice/connectors/basic/sinks.hpp"
+#include "sluice/connectors/datagen/datagen.hpp"
 #include "sluice/engine/checkpoint/checkpoint_storage.hpp"
 #include "sluice/engine/common/error.hpp"
 #include "sluice/engine/runtime/executor.hpp"

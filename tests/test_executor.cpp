@@ -9,8 +9,8 @@
 #include <set>
 #include <thread>
 
-#include "sluice/connectors/basic_sinks.hpp"
-#include "sluice/connectors/datagen.hpp"
+#include "sluice/connectors/basic/sinks.hpp"
+#include "sluice/connectors/datagen/datagen.hpp"
 #include "sluice/engine/common/error.hpp"
 #include "sluice/engine/runtime/executor.hpp"
 #include "sluice/tests/support.hpp"

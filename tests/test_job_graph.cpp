@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "sluice/connectors/basic_sinks.hpp"
-#include "sluice/connectors/datagen.hpp"
+#include "sluice/connectors/basic/sinks.hpp"
+#include "sluice/connectors/datagen/datagen.hpp"
 #include "sluice/engine/common/error.hpp"
 #include "sluice/engine/graph/job_graph.hpp"
 #include "sluice/engine/graph/physical_plan.hpp"

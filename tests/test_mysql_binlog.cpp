@@ -5,8 +5,8 @@
 #include <thread>
 #include <vector>
 
-#include "sluice/connectors/mysql_binlog.hpp"
-#include "sluice/connectors/mysql_binlog_rows.hpp"
+#include "sluice/connectors/mysql/cdc/binlog.hpp"
+#include "sluice/connectors/mysql/cdc/binlog_rows.hpp"
 #include "sluice/engine/common/error.hpp"
 #include "sluice/tests/mysql_support.hpp"
 

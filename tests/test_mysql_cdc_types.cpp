@@ -6,10 +6,10 @@
 #include <thread>
 #include <vector>
 
-#include "sluice/connectors/basic_sinks.hpp"
-#include "sluice/connectors/mysql_binlog.hpp"
-#include "sluice/connectors/mysql_cdc_source.hpp"
-#include "sluice/connectors/mysql_sink.hpp"
+#include "sluice/connectors/basic/sinks.hpp"
+#include "sluice/connectors/mysql/cdc/binlog.hpp"
+#include "sluice/connectors/mysql/cdc/source.hpp"
+#include "sluice/connectors/mysql/sink/sink.hpp"
 #include "sluice/engine/runtime/executor.hpp"
 #include "sluice/tests/every_type.hpp"
 #include "sluice/tests/mysql_support.hpp"

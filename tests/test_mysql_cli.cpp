@@ -6,8 +6,8 @@
 #include <random>
 #include <tuple>
 
-#include "sluice/connectors/datagen.hpp"
-#include "sluice/connectors/mysql_connection.hpp"
+#include "sluice/connectors/datagen/datagen.hpp"
+#include "sluice/connectors/mysql/connection.hpp"
 #include "sluice/engine/checkpoint/checkpoint_storage.hpp"
 #include "sluice/jobs/orders.hpp"
 #include "sluice/tests/mysql_support.hpp"

@@ -7,9 +7,9 @@
 #include <string>
 #include <thread>
 
-#include "sluice/connectors/mysql_binlog.hpp"
-#include "sluice/connectors/mysql_cdc_source.hpp"
-#include "sluice/connectors/mysql_xa.hpp"
+#include "sluice/connectors/mysql/cdc/binlog.hpp"
+#include "sluice/connectors/mysql/cdc/source.hpp"
+#include "sluice/connectors/mysql/sink/xa.hpp"
 #include "sluice/tests/every_type.hpp"
 #include "sluice/tests/mysql_support.hpp"
 #include "sluice/tests/support.hpp"

@@ -1,8 +1,8 @@
 // Which tables a DDL statement from the binlog changes, and how.
 #include <catch2/catch.hpp>
 
-#include "sluice/connectors/mysql_ddl.hpp"
-#include "sluice/connectors/mysql_tables_sink.hpp"
+#include "sluice/connectors/mysql/cdc/ddl.hpp"
+#include "sluice/connectors/mysql/sink/tables_sink.hpp"
 
 using namespace sluice;
 using Effect = DdlChange::Effect;

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "sluice/connectors/mysql_json.hpp"
+#include "sluice/connectors/mysql/cdc/binary_json.hpp"
 #include "sluice/engine/common/error.hpp"
 
 using sluice::DataError;

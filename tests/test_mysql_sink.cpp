@@ -2,9 +2,9 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
-#include "sluice/connectors/datagen.hpp"
-#include "sluice/connectors/mysql_collation.hpp"
-#include "sluice/connectors/mysql_sink.hpp"
+#include "sluice/connectors/datagen/datagen.hpp"
+#include "sluice/connectors/mysql/collation.hpp"
+#include "sluice/connectors/mysql/sink/sink.hpp"
 #include "sluice/engine/common/error.hpp"
 #include "sluice/engine/runtime/executor.hpp"
 #include "sluice/tests/mysql_support.hpp"

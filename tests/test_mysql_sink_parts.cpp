@@ -8,12 +8,12 @@
 #include <random>
 
 #include "sluice/cli/progress.hpp"
-#include "sluice/connectors/datagen.hpp"
-#include "sluice/connectors/mysql_sink.hpp"
-#include "sluice/connectors/mysql_statement_writer.hpp"
-#include "sluice/connectors/mysql_tables_sink.hpp"
-#include "sluice/connectors/mysql_xa_committer.hpp"
-#include "sluice/connectors/upsert_buffer.hpp"
+#include "sluice/connectors/datagen/datagen.hpp"
+#include "sluice/connectors/mysql/sink/sink.hpp"
+#include "sluice/connectors/mysql/sink/statement_writer.hpp"
+#include "sluice/connectors/mysql/sink/tables_sink.hpp"
+#include "sluice/connectors/mysql/sink/upsert_buffer.hpp"
+#include "sluice/connectors/mysql/sink/xa_committer.hpp"
 #include "sluice/engine/data/value_codec.hpp"
 #include "sluice/engine/graph/physical_plan.hpp"
 #include "sluice/engine/runtime/executor.hpp"

@@ -1,7 +1,7 @@
 // Option `route`: which target each captured table goes into.
 #include <catch2/catch.hpp>
 
-#include "sluice/connectors/mysql_table_routes.hpp"
+#include "sluice/connectors/mysql/sink/table_routes.hpp"
 #include "sluice/engine/common/error.hpp"
 #include "sluice/engine/common/text.hpp"
 

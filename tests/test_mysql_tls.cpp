@@ -4,9 +4,9 @@
 #include <csignal>
 #include <cstdlib>
 
-#include "sluice/connectors/mysql_binlog.hpp"
-#include "sluice/connectors/mysql_cdc_source.hpp"
-#include "sluice/connectors/mysql_connection.hpp"
+#include "sluice/connectors/mysql/cdc/binlog.hpp"
+#include "sluice/connectors/mysql/cdc/source.hpp"
+#include "sluice/connectors/mysql/connection.hpp"
 #include "sluice/engine/common/error.hpp"
 #include "sluice/tests/mysql_support.hpp"
 #include "sluice/tests/support.hpp"

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 #include <random>
 
-#include "sluice/connectors/mysql_binlog.hpp"
-#include "sluice/connectors/mysql_cdc_source.hpp"
+#include "sluice/connectors/mysql/cdc/binlog.hpp"
+#include "sluice/connectors/mysql/cdc/source.hpp"
 #include "sluice/engine/checkpoint/checkpoint_storage.hpp"
 #include "sluice/tests/mysql_support.hpp"
 #include "sluice/tests/support.hpp"

@@ -6,9 +6,9 @@
 #include <thread>
 #include <utility>
 
-#include "sluice/connectors/datagen.hpp"
-#include "sluice/connectors/mysql_sink.hpp"
-#include "sluice/connectors/mysql_xa.hpp"
+#include "sluice/connectors/datagen/datagen.hpp"
+#include "sluice/connectors/mysql/sink/sink.hpp"
+#include "sluice/connectors/mysql/sink/xa.hpp"
 #include "sluice/engine/checkpoint/checkpoint_storage.hpp"
 #include "sluice/engine/data/value_codec.hpp"
 #include "sluice/engine/runtime/executor.hpp"

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "sluice/connectors/basic_sinks.hpp"
+#include "sluice/connectors/basic/sinks.hpp"
 #include "sluice/engine/graph/node_def.hpp"
 #include "sluice/engine/runtime/operator_chain.hpp"
 

@@ -5,7 +5,7 @@
 #include <memory>
 #include <vector>
 
-#include "sluice/connectors/datagen.hpp"
+#include "sluice/connectors/datagen/datagen.hpp"
 #include "sluice/engine/graph/job_graph.hpp"
 
 namespace sluice::testing {

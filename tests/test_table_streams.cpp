@@ -3,7 +3,7 @@
 #include <mutex>
 #include <random>
 
-#include "sluice/connectors/basic_sinks.hpp"
+#include "sluice/connectors/basic/sinks.hpp"
 #include "sluice/engine/runtime/executor.hpp"
 #include "sluice/tests/support.hpp"
 

@@ -4,7 +4,7 @@
 #include <map>
 #include <random>
 
-#include "sluice/connectors/upsert_buffer.hpp"
+#include "sluice/connectors/mysql/sink/upsert_buffer.hpp"
 #include "sluice/engine/data/value_codec.hpp"
 #include "sluice/tests/unique_changes.hpp"
 

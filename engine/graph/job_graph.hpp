@@ -11,6 +11,7 @@
 #include "sluice/engine/data/changelog_mode.hpp"
 #include "sluice/engine/data/schema.hpp"
 #include "sluice/engine/graph/operator.hpp"
+#include "sluice/engine/graph/options.hpp"
 
 namespace sluice {
 
@@ -47,6 +48,9 @@ struct SourceDef {
   /// error message, e.g. "line 12 of orders.csv".
   std::function<std::string(int64_t position)> describe_position;
 };
+
+/// `source.rate`, which every source reads into SourceDef::rate.
+OptionSpec source_rate_spec();
 
 /// An operator as the graph sees it before anything runs.
 struct OperatorDef {

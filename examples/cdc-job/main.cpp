@@ -8,8 +8,8 @@
 // filter passes its -U and drops its +U, and a -U alone is a delete.
 #include <sluice/cli/flink_sql.hpp>
 #include <sluice/cli/run_cli.hpp>
-#include <sluice/connectors/mysql_cdc_source.hpp>
-#include <sluice/connectors/mysql_sink.hpp>
+#include <sluice/connectors/mysql/cdc/source.hpp>
+#include <sluice/connectors/mysql/sink/sink.hpp>
 
 using namespace sluice;
 

@@ -1,0 +1,68 @@
+#include "sluice/connectors/basic/sinks.hpp"
+
+#include <cstdio>
+
+namespace sluice {
+namespace {
+
+class BlackholeSink final : public Sink {
+ public:
+  void write(Row&& row) override { (void)row; }
+  void write_batch(Batch& rows) override { rows.clear(); }
+};
+
+class PrintSink final : public Sink {
+ public:
+  void open(SinkContext& context) override {
+    const SubtaskInfo& info = context.subtask();
+    if (info.parallelism > 1) prefix_ = std::to_string(info.index + 1) + "> ";
+  }
+  void write(Row&& row) override {
+    const std::string line = prefix_ + row.to_string() + "\n";
+    std::fwrite(line.data(), 1, line.size(), stdout);
+  }
+  void finish() override { std::fflush(stdout); }
+
+ private:
+  std::string prefix_;
+};
+
+class CollectSink final : public Sink {
+ public:
+  explicit CollectSink(std::shared_ptr<CollectedRows> into) : into_(std::move(into)) {}
+  void write(Row&& row) override { into_->add(std::move(row)); }
+
+ private:
+  std::shared_ptr<CollectedRows> into_;
+};
+
+}  // namespace
+
+void CollectedRows::add(Row row) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  rows_.push_back(std::move(row));
+}
+
+std::vector<Row> CollectedRows::rows() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return rows_;
+}
+
+size_t CollectedRows::size() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return rows_.size();
+}
+
+SinkDef blackhole_sink() {
+  return {.create = [](const SubtaskInfo&) { return std::make_unique<BlackholeSink>(); }};
+}
+
+SinkDef print_sink() {
+  return {.create = [](const SubtaskInfo&) { return std::make_unique<PrintSink>(); }};
+}
+
+SinkDef collect_sink(std::shared_ptr<CollectedRows> into) {
+  return {.create = [into](const SubtaskInfo&) { return std::make_unique<CollectSink>(into); }};
+}
+
+}  // namespace sluice

@@ -1,0 +1,863 @@
+#include "sluice/connectors/mysql/cdc/binlog.hpp"
+
+#include <errmsg.h>
+#include <mysql.h>
+#include <mysqld_error.h>
+#include <spdlog/spdlog.h>
+// After mysql.h, which they need.
+#include <mariadb_rpl.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+#include <set>
+
+#include "sluice/connectors/mysql/cdc/binlog_rows.hpp"
+#include "sluice/connectors/mysql/cdc/ddl.hpp"
+#include "sluice/connectors/mysql/cdc/schema_history.hpp"
+#include "sluice/connectors/mysql/pvio.hpp"
+#include "sluice/engine/common/error.hpp"
+
+namespace sluice {
+namespace {
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool is_rows_event(int type) {
+  switch (type) {
+    case WRITE_ROWS_EVENT_V1:
+    case UPDATE_ROWS_EVENT_V1:
+    case DELETE_ROWS_EVENT_V1:
+    case WRITE_ROWS_EVENT:
+    case UPDATE_ROWS_EVENT:
+    case DELETE_ROWS_EVENT:
+    case WRITE_ROWS_COMPRESSED_EVENT_V1:
+    case UPDATE_ROWS_COMPRESSED_EVENT_V1:
+    case DELETE_ROWS_COMPRESSED_EVENT_V1:
+    case WRITE_ROWS_COMPRESSED_EVENT:
+    case UPDATE_ROWS_COMPRESSED_EVENT:
+    case DELETE_ROWS_COMPRESSED_EVENT:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string text_of(const MARIADB_STRING& s) { return std::string(s.str, s.length); }
+
+// Where a ROTATE event says the binlog goes on. Read from the event's bytes:
+// Connector/C 3.3.20 takes the position and the name 8 bytes late in a
+// ROTATE that follows a FORMAT_DESCRIPTION (every real one, at the end of a
+// file). The event: a 19-byte header, the position (8 bytes), the file
+// name, and the checksum (4 bytes) when the binlog has them.
+BinlogPosition rotation_of(const st_mariadb_rpl_event& event, bool checksums) {
+  constexpr size_t kHeader = 19, kPosition = 8;
+  const size_t trailer = checksums ? 4 : 0;
+  const uint8_t* at = event.raw_data + event.raw_data_ofs;
+  const size_t size = event.raw_data_size - event.raw_data_ofs;
+  if (size < kHeader + kPosition + trailer || event.event_length > size) {
+    throw Error("a binlog ROTATE event is corrupt");
+  }
+  uint64_t position = 0;
+  for (size_t i = 0; i < kPosition; ++i) position |= uint64_t{at[kHeader + i]} << (8 * i);
+  const size_t name = event.event_length - kHeader - kPosition - trailer;
+  return {std::string(reinterpret_cast<const char*>(at + kHeader + kPosition), name), position};
+}
+
+// The id of the XA transaction a GTID event begins ("formatID:gtrid
+// length:bqual length:data"), from the event's bytes: Connector/C 3.3
+// skips it when the event also carries a group commit id, as it does when
+// the server commits several transactions at once. The event: a 19-byte
+// header, sequence number (8), domain (4), flags (1), a commit id (8) if
+// FL_GROUP_COMMIT_ID, then formatID (4), the lengths (1 each) and the data.
+std::string xid_of(const st_mariadb_rpl_event& event) {
+  constexpr size_t kHeader = 19;
+  const uint8_t* at = event.raw_data + event.raw_data_ofs;
+  const size_t size = event.raw_data_size - event.raw_data_ofs;
+  size_t xid = kHeader + 13 + ((event.event.gtid.flags & FL_GROUP_COMMIT_ID) ? 8 : 0);
+  if (size < xid + 6) throw Error("a binlog GTID event is corrupt");
+  uint32_t format = 0;
+  for (size_t i = 0; i < 4; ++i) format |= uint32_t{at[xid + i]} << (8 * i);
+  const size_t gtrid = at[xid + 4], bqual = at[xid + 5];
+  xid += 6;
+  if (size < xid + gtrid + bqual) throw Error("a binlog GTID event is corrupt");
+  return std::to_string(format) + ":" + std::to_string(gtrid) + ":" + std::to_string(bqual) + ":" +
+         std::string(reinterpret_cast<const char*>(at + xid), gtrid + bqual);
+}
+
+}  // namespace
+
+BinlogPosition current_binlog_position(MySqlConnection& connection) {
+  std::vector<std::vector<std::optional<std::string>>> rows;
+  try {
+    rows = connection.query("SHOW MASTER STATUS");
+  } catch (const MySqlError& e) {
+    if (e.code() == ER_SPECIFIC_ACCESS_DENIED_ERROR || e.code() == ER_ACCESS_DENIED_ERROR) {
+      throw ConfigError(
+          "reading the binlog position needs the BINLOG MONITOR (REPLICATION "
+          "CLIENT) privilege: " +
+          e.message());
+    }
+    throw;
+  }
+  if (rows.empty()) {
+    throw ConfigError(
+        "the server's binlog is off: start it with --log-bin (and --binlog-format=ROW)");
+  }
+  const auto format = connection.query("SELECT @@global.binlog_format");
+  if (format.at(0).at(0).value_or("") != "ROW") {
+    throw ConfigError("the server's binlog_format is " + format.at(0).at(0).value_or("?") +
+                      "; reading changes needs ROW (--binlog-format=ROW)");
+  }
+  return {rows[0].at(0).value_or(""), std::stoull(rows[0].at(1).value_or("0"))};
+}
+
+std::string show_create_table(MySqlConnection& connection, const std::string& database,
+                              const std::string& table) {
+  return connection
+      .query("SHOW CREATE TABLE " + quote_identifier(database) + "." + quote_identifier(table))
+      .at(0)
+      .at(1)
+      .value_or("");
+}
+
+CapturedTable capture_table(MySqlConnection& connection, const std::string& table,
+                            const std::vector<std::string>& keep, const std::string& database) {
+  const TableInfo info = connection.describe_table(table, database);
+  CapturedTable captured{
+      .database = database.empty() ? connection.query("SELECT DATABASE()").at(0).at(0).value_or("")
+                                   : database,
+      .table = table,
+      .schema = info.schema()};
+  captured.definition = show_create_table(connection, captured.database, table);
+  Charsets charsets(connection);
+  for (const TableColumn& column : info.columns) {
+    const bool kept =
+        keep.empty() || std::find(keep.begin(), keep.end(), column.name) != keep.end();
+    try {
+      decoding_of(column, charsets);  // throws for a type it does not take
+    } catch (const ConfigError&) {
+      if (kept) throw;
+      captured.read_past.insert(column.name);
+    }
+    captured.columns.push_back(column);
+  }
+  return captured;
+}
+
+// One connection reading the binlog's events from a position, as replica
+// `server_id` (the server refuses a second connection of one id): it waits
+// for what the server writes next, with a heartbeat meanwhile; or, when
+// `to_the_end`, the server sends what the binlog holds and ends.
+class BinlogStream {
+ public:
+  BinlogStream(const MySqlUrl& url, uint32_t server_id, const BinlogPosition& from,
+               const BinlogReaderOptions& options, bool to_the_end = false)
+      : connection_(
+            std::make_unique<MySqlConnection>(url, MySqlSession{.canceller = options.canceller})),
+        position_(from) {
+    // Events with the server's checksums (the client library strips them),
+    // GTID events rather than BEGIN, and a heartbeat while there is nothing
+    // to send, so that a read returns.
+    connection_->execute("SET @master_binlog_checksum = @@global.binlog_checksum");
+    checksums_ = connection_->query("SELECT @@global.binlog_checksum").at(0).at(0) != "NONE";
+    connection_->execute("SET @mariadb_slave_capability = 4");
+    connection_->execute(
+        "SET @master_heartbeat_period = " +
+        std::to_string(std::max<int64_t>(1, options.heartbeat.count()) * 1'000'000));
+    rpl_ = mariadb_rpl_init(connection_->raw());
+    if (rpl_ == nullptr) throw MySqlError(CR_OUT_OF_MEMORY, "mariadb_rpl_init failed");
+    mariadb_rpl_optionsv(rpl_, MARIADB_RPL_FILENAME, from.file.c_str(), from.file.size());
+    mariadb_rpl_optionsv(rpl_, MARIADB_RPL_START, static_cast<unsigned long>(from.offset));
+    mariadb_rpl_optionsv(rpl_, MARIADB_RPL_SERVER_ID, server_id);
+    if (to_the_end) {
+      mariadb_rpl_optionsv(rpl_, MARIADB_RPL_FLAGS,
+                           static_cast<unsigned>(MARIADB_RPL_BINLOG_DUMP_NON_BLOCK));
+    }
+    connection_->call_starting();
+    if (mariadb_rpl_open(rpl_) != 0) fail("opening the binlog at " + from.to_string());
+    // The server's dump thread only writes. Closed the orderly way (after a
+    // cancel shut it down, say), the connection can leave it blocked on a
+    // full socket until its net_write_timeout, and the next reader of this
+    // replica id waits for it that long. Closed with a reset, whenever and
+    // by whatever, the thread's next write fails and it ends at once.
+    const linger reset{.l_onoff = 1, .l_linger = 0};
+    ::setsockopt(static_cast<int>(mysql_get_socket(connection_->raw())), SOL_SOCKET, SO_LINGER,
+                 &reset, sizeof reset);
+  }
+  ~BinlogStream() {
+    if (event_ != nullptr) mariadb_free_rpl_event(event_);
+    if (rpl_ != nullptr) mariadb_rpl_close(rpl_);
+  }
+  BinlogStream(const BinlogStream&) = delete;
+  BinlogStream& operator=(const BinlogStream&) = delete;
+
+  /// The next event, valid until the next call; null when a stream read
+  /// to the end came to it.
+  st_mariadb_rpl_event* next() {
+    connection_->call_starting();
+    // The event it returned last is reused, or freed when none comes.
+    st_mariadb_rpl_event* event = mariadb_rpl_fetch(rpl_, std::exchange(event_, nullptr));
+    if (event == nullptr) {
+      if (mysql_errno(connection_->raw()) == 0) return nullptr;
+      fail("reading the binlog after " + position_.to_string());
+    }
+    event_ = event;
+    before_ = position_;
+    if (event->event_type == ROTATE_EVENT) {
+      position_ = rotation_of(*event, checksums_);
+    } else if (event->next_event_pos != 0 && event->event_type != HEARTBEAT_LOG_EVENT) {
+      position_.offset = event->next_event_pos;
+    }
+    return event;
+  }
+
+  /// Whether an event has come in, in part at least, so that next() would
+  /// not wait for the server: bytes in the client library's read-ahead
+  /// cache, or on the socket.
+  bool has_data() const {
+    if (has_unread_bytes(connection_->raw())) return true;
+    pollfd socket{.fd = static_cast<int>(mysql_get_socket(connection_->raw())), .events = POLLIN};
+    return ::poll(&socket, 1, 0) > 0;
+  }
+
+  /// Where the last event began and where it ended.
+  const BinlogPosition& event_start() const { return before_; }
+  const BinlogPosition& event_end() const { return position_; }
+
+  /// The captured tables its TABLE_MAP events announced, by table id.
+  struct MappedTable {
+    size_t table = 0;
+    std::vector<BinlogColumnFormat> columns;
+  };
+  std::map<uint64_t, MappedTable> mapped;
+
+ private:
+  [[noreturn]] void fail(const std::string& doing) const {
+    const unsigned code = mysql_errno(connection_->raw());
+    const std::string message = mysql_error(connection_->raw());
+    switch (code) {
+      case ER_MASTER_FATAL_ERROR_READING_BINLOG:  // 1236: purged, or no such position
+        throw ConfigError(doing + ": the server cannot send it (" + message +
+                          "); the binlog may have been purged past that position");
+      case ER_SPECIFIC_ACCESS_DENIED_ERROR:
+      case ER_ACCESS_DENIED_ERROR:
+      case ER_DBACCESS_DENIED_ERROR:
+        throw ConfigError(doing + ": reading the binlog needs the REPLICATION SLAVE privilege (" +
+                          message + ")");
+      case ER_SLAVE_SAME_ID:  // 4052: a newer connection took this replica id
+        throw ConfigError(doing +
+                          ": another replica connected to the server with the same "
+                          "server id (" +
+                          message +
+                          "): another run of this job elsewhere, or "
+                          "a job or replica given the same source.server-id; give each its own");
+      default:
+        throw connection_->error(code, doing + ": " + message);
+    }
+  }
+
+  std::unique_ptr<MySqlConnection> connection_;
+  st_mariadb_rpl* rpl_ = nullptr;
+  st_mariadb_rpl_event* event_ = nullptr;
+  bool checksums_ = true;  // whether events end in a CRC32
+  BinlogPosition position_;
+  BinlogPosition before_;
+};
+
+BinlogReader::BinlogReader(const MySqlUrl& url, uint32_t server_id, BinlogResume start,
+                           std::vector<CapturedTable> tables, BinlogReaderOptions options)
+    : url_(url),
+      server_id_(server_id),
+      tables_(std::move(tables)),
+      options_(options),
+      start_(start.position),
+      skip_(start.given),
+      read_(start.position) {
+  {
+    MySqlConnection connection(url_, MySqlSession{.canceller = options_.canceller});
+    Charsets charsets(connection);
+    for (const CapturedTable& table : tables_) {
+      std::vector<BinlogDecoding> columns;
+      for (const TableColumn& column : table.columns) {
+        columns.push_back(table.read_past.contains(column.name) ? BinlogDecoding{.read_past = true}
+                                                                : decoding_of(column, charsets));
+      }
+      decodings_.push_back(std::move(columns));
+    }
+  }
+  for (PreparedXa& xa : start.prepared) prepared_[xa.xid] = std::move(xa);
+  main_ = std::make_unique<BinlogStream>(url_, server_id_, start_, options_);
+  last_arrival_ = std::chrono::steady_clock::now();
+}
+
+BinlogReader::~BinlogReader() = default;
+
+uint32_t BinlogReader::side_server_id() const {
+  // Another id than the main stream's, one no replica has (ids are small).
+  return server_id_ ^ 0x80000000U;
+}
+
+bool BinlogReader::stopped() const { return stop_at_ && !group_ && !side_ && read_ >= *stop_at_; }
+
+BinlogResume BinlogReader::resume() const {
+  BinlogResume resume;
+  if (group_) {
+    resume.position = group_->start;
+    resume.given = std::max(group_->changes, group_->skip);
+  } else {
+    resume.position = read_;
+    resume.given = skip_;
+  }
+  for (const auto& [xid, xa] : prepared_) resume.prepared.push_back(xa);
+  return resume;
+}
+
+void BinlogReader::read(std::vector<BinlogChange>& out) {
+  idle_ = false;
+  schema_changed_ = false;
+  const auto now = [] { return std::chrono::steady_clock::now(); };
+  const auto deadline = now() + options_.budget;
+  const size_t enough = out.size() + options_.max_changes;
+  while (!stopped()) {
+    if (side_) {
+      // What it reads is in the binlog already: it comes at once.
+      st_mariadb_rpl_event* event = side_->next();
+      if (event == nullptr) {
+        throw Error("the binlog ends inside the XA PREPARE of " + group_->xid + ", committed at " +
+                    group_->start.to_string());
+      }
+      handle(*side_, *event, out);
+    } else if (!main_->has_data()) {
+      // Caught up: return rather than wait for the server, whose heartbeat
+      // says every so often that it is still there.
+      idle_ = true;
+      if (now() - last_arrival_ > kSilence) {
+        throw MySqlError(CR_SERVER_LOST, "reading the binlog after " + read_.to_string() +
+                                             ": the server sent "
+                                             "nothing, not even a heartbeat, for " +
+                                             std::to_string(kSilence.count()) + " s");
+      }
+      return;
+    } else {
+      handle(*main_, *main_->next(), out);
+      last_arrival_ = now();
+    }
+    if (out.size() >= enough || now() >= deadline) return;
+    if (schema_changed_ && !group_) return;
+  }
+}
+
+void BinlogReader::handle(BinlogStream& stream, st_mariadb_rpl_event& event,
+                          std::vector<BinlogChange>& out) {
+  const bool side = &stream == side_.get();
+  if (!side && event.timestamp != 0 && event.event_type != HEARTBEAT_LOG_EVENT) {
+    last_event_time_ = std::chrono::system_clock::time_point(std::chrono::seconds(event.timestamp));
+  }
+  switch (event.event_type) {
+    case HEARTBEAT_LOG_EVENT:
+      return;
+    case TABLE_MAP_EVENT: {
+      const auto& map = event.event.table_map;
+      const std::string database = text_of(map.database), table = text_of(map.table);
+      stream.mapped.erase(map.table_id);
+      for (size_t t = 0; t < tables_.size(); ++t) {
+        if (tables_[t].database == database && tables_[t].table == table) {
+          if (absent(t)) {
+            if (options_.not_captured_yet.contains(t)) return;
+            throw Error("binlog at " + stream.event_start().to_string() + ": rows of table '" +
+                        database + "." + table +
+                        "', which the binlog dropped before (or has not created yet)");
+          }
+          stream.mapped[map.table_id] = {
+              t, column_formats({map.column_types.str, map.column_types.length},
+                                {map.metadata.str, map.metadata.length})};
+          if (group_ && group_->prepare) group_->captured = true;
+          return;
+        }
+      }
+      return;
+    }
+    default:
+      if (is_rows_event(event.event_type)) {
+        read_rows(stream, event, out);
+        return;
+      }
+      break;
+  }
+  if (side) {
+    // The prepare of the committed XA transaction: its rows (above), ended
+    // by XA PREPARE, and then the commit's group ends too.
+    if (event.event_type == GTID_EVENT && xid_of(event) != group_->xid) {
+      throw Error("the binlog holds no XA PREPARE of " + group_->xid + " at " +
+                  stream.event_start().to_string());
+    }
+    if (event.event_type == XA_PREPARE_LOG_EVENT) {
+      side_.reset();
+      end_group(side_end_);
+    }
+    return;
+  }
+  switch (event.event_type) {
+    case GTID_EVENT: {
+      const auto& gtid = event.event.gtid;
+      group_ = Group{.start = stream.event_start(),
+                     .skip = std::exchange(skip_, 0),
+                     .prepare = (gtid.flags & FL_PREPARED_XA) != 0,
+                     .completion = (gtid.flags & FL_COMPLETED_XA) != 0,
+                     // One statement, no COMMIT: DDL.
+                     .ddl = (gtid.flags & (FL_DDL | FL_STANDALONE)) != 0,
+                     .standalone = (gtid.flags & FL_STANDALONE) != 0};
+      if (group_->prepare || group_->completion) group_->xid = xid_of(event);
+      return;
+    }
+    case QUERY_EVENT:
+      handle_query(stream, event, out);
+      return;
+    case XID_EVENT:
+      end_group(stream.event_end());
+      return;
+    case XA_PREPARE_LOG_EVENT:
+      if (group_ && group_->prepare) {
+        prepared_[group_->xid] = {group_->xid, group_->start, group_->captured};
+        group_.reset();
+      }
+      read_ = stream.event_end();
+      return;
+    default:
+      if (!group_) read_ = stream.event_end();
+      return;
+  }
+}
+
+void BinlogReader::handle_query(BinlogStream& stream, st_mariadb_rpl_event& event,
+                                std::vector<BinlogChange>& out) {
+  const std::string statement = text_of(event.event.query.statement);
+  if (statement == "BEGIN") return;
+  if (group_ && group_->completion) {
+    complete_xa(statement, stream.event_end());
+    return;
+  }
+  if (group_ && group_->ddl) {
+    const size_t first = out.size();
+    check_ddl(statement, text_of(event.event.query.database), stream, out);
+    // The statement's changes, numbered when there are several.
+    if (out.size() - first > 1) {
+      for (size_t i = first; i < out.size(); ++i) {
+        if (!out[i].schema_change) continue;
+        auto numbered = std::make_shared<BinlogSchemaChange>(*out[i].schema_change);
+        numbered->part = static_cast<uint32_t>(i - first);
+        out[i].schema_change = std::move(numbered);
+      }
+    }
+  }
+  // CREATE TABLE … SELECT: DDL, its rows, and COMMIT (an XID event).
+  if (statement == "COMMIT" || (group_ && group_->ddl && group_->standalone)) {
+    end_group(stream.event_end());
+  }
+}
+
+void BinlogReader::check_ddl(const std::string& statement, const std::string& database,
+                             BinlogStream& stream, std::vector<BinlogChange>& out) {
+  const auto same = [](std::string_view a, std::string_view b) { return lower(a) == lower(b); };
+  const auto captured_as = [&](const DdlChange& change) -> std::optional<size_t> {
+    for (size_t t = 0; t < tables_.size(); ++t) {
+      if (same(change.database, tables_[t].database) && same(change.table, tables_[t].table)) {
+        return t;
+      }
+    }
+    return std::nullopt;
+  };
+  const auto wants = [&](const DdlChange& change) {
+    return captured_as(change).has_value() || (options_.new_tables && !change.table.empty() &&
+                                               options_.new_tables(change.database, change.table));
+  };
+  const std::vector<DdlChange> changes = ddl_changes(statement, database);
+  for (size_t c = 0; c < changes.size(); ++c) {
+    const DdlChange& change = changes[c];
+    const std::optional<size_t> captured = captured_as(change);
+    const bool wanted = wants(change);
+    using Action = DdlChange::Action;
+    // RENAME TABLE (or ALTER TABLE … RENAME TO) of a captured table: its
+    // old name, then its new one.
+    if (options_.follow_schema_changes && captured && !absent(*captured) &&
+        change.action == Action::kRename && !change.creates && c + 1 < changes.size()) {
+      const DdlChange& to = changes[++c];
+      for (auto& moved :
+           rename(*captured, to,
+                  wants(to) ? captured_as(to).value_or(tables_.size()) : std::optional<size_t>(),
+                  statement, stream)) {
+        out.push_back(std::move(moved));
+      }
+      schema_changed_ = true;
+      continue;
+    }
+    if (options_.follow_schema_changes && wanted) {
+      const bool exists = captured && !absent(*captured);
+      if (change.action == Action::kCreate && !exists) {
+        const size_t index = captured.value_or(tables_.size());
+        out.push_back({index, Row{}, create(captured, change, statement, database, stream)});
+        schema_changed_ = true;
+        continue;
+      }
+      if (exists && (change.action == Action::kDrop || change.action == Action::kTruncate)) {
+        out.push_back({*captured, Row{}, drop(*captured, change.action, statement, stream)});
+        schema_changed_ = true;
+        continue;
+      }
+    }
+    if (change.creates && (!captured || absent(*captured)) && wanted) {
+      throw ConfigError("DDL at " + stream.event_end().to_string() + ": " + statement +
+                        "; it makes table '" + change.database + "." + change.table +
+                        "', which source.tables matches, from a table it does not capture, "
+                        "whose rows the job has not read. To follow such a rename (an online "
+                        "schema change's shadow table, say), let source.tables match the table "
+                        "renamed too; to capture the table now, start the job afresh with "
+                        "restore=none: it reads a new snapshot of every table it matches");
+    }
+    for (size_t t = 0; t < tables_.size(); ++t) {
+      const CapturedTable& table = tables_[t];
+      if (absent(t)) continue;  // dropped: DDL of another table of its name
+      // An unknown database (no default) might be the table's.
+      const bool concerns = (change.database.empty() || same(change.database, table.database)) &&
+                            (change.table.empty() || same(change.table, table.table));
+      if (!concerns || change.effect == DdlChange::Effect::kRowsAlike) continue;
+      if (options_.follow_schema_changes && change.altered_in_place) {
+        out.push_back({t, Row{}, follow(t, statement, stream)});
+        schema_changed_ = true;
+        continue;
+      }
+      if (change.effect == DdlChange::Effect::kNullableColumnAtEnd) {
+        spdlog::info("binlog: {} on captured table '{}': the new column is not read", statement,
+                     table.table);
+        continue;
+      }
+      throw ConfigError(
+          "DDL on captured table '" + table.database + "." + table.table + "' at " +
+          stream.event_end().to_string() + ": " + statement +
+          "; the rows after it do not have the columns the job reads, and of the changes to a "
+          "captured table's schema only indexes, table options and a nullable column added at "
+          "the end are read past yet. To go on: adapt the job and the target to the new schema "
+          "(the same change on the target table), then start the job afresh with restore=none: "
+          "it reads a new snapshot of every captured table and writes all of its rows again, and "
+          "rows deleted from the source since the job stopped stay in the target unless it is "
+          "emptied first");
+    }
+  }
+}
+
+std::shared_ptr<const BinlogSchemaChange> BinlogReader::follow(size_t t,
+                                                               const std::string& statement,
+                                                               BinlogStream& stream) {
+  if (!history_) history_ = std::make_unique<SchemaHistory>(url_, options_.canceller);
+  auto change = std::make_shared<BinlogSchemaChange>();
+  change->before = tables_[t];
+  change->after = history_->altered(tables_[t], statement);
+  change->statement = statement;
+  change->renames = column_renames(statement);
+  change->position = stream.event_end();
+  change->resume_before = resume();  // at the start of the statement's group
+  if (!change->after.schema.has_primary_key()) {
+    throw ConfigError("DDL on captured table '" + tables_[t].database + "." + tables_[t].table +
+                      "' at " + stream.event_end().to_string() + ": " + statement +
+                      "; it leaves the table without a primary key, by which the job keys the "
+                      "table's changes: not followed");
+  }
+  spdlog::info("binlog: {} on captured table '{}.{}' at {}: its rows have the new columns",
+               statement, tables_[t].database, tables_[t].table, stream.event_end().to_string());
+  set_table(t, change->after);
+  return change;
+}
+
+std::shared_ptr<const BinlogSchemaChange> BinlogReader::create(std::optional<size_t> t,
+                                                               const DdlChange& ddl,
+                                                               const std::string& statement,
+                                                               const std::string& database,
+                                                               BinlogStream& stream) {
+  if (!history_) history_ = std::make_unique<SchemaHistory>(url_, options_.canceller);
+  auto change = std::make_shared<BinlogSchemaChange>();
+  change->kind = BinlogSchemaChange::Kind::kCreated;
+  change->resume_before = resume();
+  // LIKE a captured table: as the binlog has that one here, not as it is now.
+  std::optional<size_t> like;
+  if (const auto other = created_like(statement, database)) {
+    for (size_t u = 0; u < tables_.size(); ++u) {
+      if (tables_[u].database == other->first && tables_[u].table == other->second && !absent(u)) {
+        like = u;
+      }
+    }
+  }
+  change->after = like ? history_->table(ddl.database, ddl.table, tables_[*like].definition)
+                       : history_->created(ddl.database, ddl.table, statement, database);
+  change->before = t ? tables_[*t] : CapturedTable{.database = ddl.database, .table = ddl.table};
+  change->statement = statement;
+  change->position = stream.event_end();
+  if (!change->after.schema.has_primary_key()) {
+    throw ConfigError("DDL at " + stream.event_end().to_string() + ": " + statement +
+                      "; it makes table '" + ddl.database + "." + ddl.table +
+                      "', which the job captures, without a primary key, by which the job keys "
+                      "a table's changes");
+  }
+  if (!t) {
+    t = tables_.size();
+    tables_.push_back(change->after);
+    decodings_.emplace_back();
+  }
+  spdlog::info("binlog: {} at {}: table '{}.{}' is captured from here on", statement,
+               stream.event_end().to_string(), ddl.database, ddl.table);
+  set_table(*t, change->after);
+  return change;
+}
+
+std::shared_ptr<const BinlogSchemaChange> BinlogReader::drop(size_t t, DdlChange::Action action,
+                                                             const std::string& statement,
+                                                             BinlogStream& stream) {
+  auto change = std::make_shared<BinlogSchemaChange>();
+  change->resume_before = resume();
+  change->before = tables_[t];
+  change->statement = statement;
+  change->position = stream.event_end();
+  if (action == DdlChange::Action::kTruncate) {
+    change->kind = BinlogSchemaChange::Kind::kTruncated;
+    change->after = tables_[t];
+  } else {
+    change->kind = BinlogSchemaChange::Kind::kDropped;
+    change->after = CapturedTable{.database = tables_[t].database, .table = tables_[t].table};
+    set_table(t, change->after);
+  }
+  spdlog::info("binlog: {} on captured table '{}.{}' at {}", statement, tables_[t].database,
+               tables_[t].table, stream.event_end().to_string());
+  return change;
+}
+
+std::vector<BinlogChange> BinlogReader::rename(size_t t, const DdlChange& to,
+                                               std::optional<size_t> as,
+                                               const std::string& statement, BinlogStream& stream) {
+  if (!history_) history_ = std::make_unique<SchemaHistory>(url_, options_.canceller);
+  // ALTER TABLE … RENAME TO may change the columns too.
+  const CapturedTable altered =
+      alter_clauses(statement, "t").empty() ? tables_[t] : history_->altered(tables_[t], statement);
+  const std::string name = to.database + "." + to.table;
+  auto gone = std::make_shared<BinlogSchemaChange>();
+  gone->kind = BinlogSchemaChange::Kind::kDropped;
+  gone->resume_before = resume();
+  gone->before = tables_[t];
+  gone->after = CapturedTable{.database = tables_[t].database, .table = tables_[t].table};
+  gone->statement = statement;
+  gone->position = stream.event_end();
+  std::vector<BinlogChange> out;
+  if (!as) {
+    spdlog::info(
+        "binlog: {} at {}: table '{}.{}' is renamed '{}', which the job does not "
+        "capture: it is gone from the stream",
+        statement, stream.event_end().to_string(), tables_[t].database, tables_[t].table, name);
+    set_table(t, gone->after);
+    out.push_back({t, Row{}, std::move(gone)});
+    return out;
+  }
+  if (*as < tables_.size() && !absent(*as)) {
+    throw ConfigError("DDL at " + stream.event_end().to_string() + ": " + statement + "; table '" +
+                      name + "' is captured already");
+  }
+  gone->renamed = name;
+  auto made = std::make_shared<BinlogSchemaChange>(*gone);
+  made->kind = BinlogSchemaChange::Kind::kCreated;
+  made->after = history_->table(to.database, to.table, altered.definition);
+  made->renamed = tables_[t].database + "." + tables_[t].table;
+  made->renames = column_renames(statement);
+  if (!made->after.schema.has_primary_key()) {
+    throw ConfigError("DDL at " + stream.event_end().to_string() + ": " + statement +
+                      "; it leaves table '" + name +
+                      "' without a primary key, by which the job keys the table's changes: not "
+                      "followed");
+  }
+  spdlog::info("binlog: {} at {}: table '{}' is captured as '{}' from here on", statement,
+               stream.event_end().to_string(), made->renamed, name);
+  set_table(t, gone->after);
+  if (*as == tables_.size()) {
+    tables_.push_back(made->after);
+    decodings_.emplace_back();
+  }
+  set_table(*as, made->after);
+  out.push_back({t, Row{}, std::move(gone)});
+  out.push_back({*as, Row{}, std::move(made)});
+  return out;
+}
+
+void BinlogReader::set_table(size_t t, CapturedTable table) {
+  std::vector<BinlogDecoding> columns;
+  if (!table.columns.empty()) {
+    if (!history_) history_ = std::make_unique<SchemaHistory>(url_, options_.canceller);
+    Charsets charsets(history_->connection());
+    for (const TableColumn& column : table.columns) {
+      columns.push_back(table.read_past.contains(column.name) ? BinlogDecoding{.read_past = true}
+                                                              : decoding_of(column, charsets));
+    }
+  }
+  decodings_[t] = std::move(columns);
+  tables_[t] = std::move(table);
+}
+
+void BinlogReader::complete_xa(const std::string& statement, const BinlogPosition& end) {
+  if (lower(statement).rfind("xa commit", 0) != 0) {  // XA ROLLBACK: nothing counts
+    end_group(end);
+    return;
+  }
+  std::optional<PreparedXa> prepare;
+  if (const auto held = prepared_.find(group_->xid); held != prepared_.end()) {
+    prepare = held->second;
+  } else {
+    // Prepared before this reader started (or its resume did not say).
+    prepare = look_back_for(group_->xid);
+    if (!prepare) {
+      throw Error("XA transaction " + group_->xid + " committed at " + group_->start.to_string() +
+                  " was prepared before " + start_.to_string() +
+                  ", in a part of the binlog the server no longer has: its changes cannot be "
+                  "read");
+    }
+  }
+  if (!prepare->captured) {
+    end_group(end);
+    return;
+  }
+  // Its changes come out now, read from where it was prepared.
+  side_ = std::make_unique<BinlogStream>(url_, side_server_id(), prepare->start, options_, true);
+  side_end_ = end;
+}
+
+std::optional<PreparedXa> BinlogReader::look_back_for(const std::string& xid) {
+  // The files before start_ are read once, newest first, as far back as a
+  // commit asks: every XA PREPARE in them that no XA COMMIT or ROLLBACK
+  // before start_ ended is kept, for the commits after start_ to find.
+  if (!looking_back_) {
+    MySqlConnection sql(url_, MySqlSession{.canceller = options_.canceller});
+    std::vector<std::string> files;
+    for (const auto& row : sql.query("SHOW BINARY LOGS")) files.push_back(row.at(0).value_or(""));
+    const auto last = std::find(files.begin(), files.end(), start_.file);
+    looking_back_.emplace();
+    if (last != files.end()) looking_back_->unread.assign(files.begin(), last + 1);
+  }
+  LookBack& back = *looking_back_;
+  while (!back.found.count(xid) && !back.ended.count(xid) && !back.unread.empty()) {
+    const std::string file = back.unread.back();
+    back.unread.pop_back();
+    spdlog::info("binlog: XA transaction {} was prepared before {}: reading {} for its XA PREPARE",
+                 xid, start_.to_string(), file);
+    BinlogStream stream(url_, side_server_id(), {file, 4}, options_, true);
+    std::map<std::string, PreparedXa> prepared;  // in this file, not ended in it
+    std::set<std::string> ended;                 // prepares this file ended
+    std::optional<PreparedXa> reading;
+    while (st_mariadb_rpl_event* event = stream.next()) {
+      if (stream.event_start().file != file || stream.event_start() >= start_) break;
+      if (event->event_type == GTID_EVENT) {
+        reading.reset();
+        const auto& gtid = event->event.gtid;
+        if (gtid.flags & FL_PREPARED_XA) reading = PreparedXa{xid_of(*event), stream.event_start()};
+        if (gtid.flags & FL_COMPLETED_XA) {
+          prepared.erase(xid_of(*event));
+          ended.insert(xid_of(*event));
+        }
+      } else if (event->event_type == TABLE_MAP_EVENT && reading) {
+        const auto& map = event->event.table_map;
+        for (const CapturedTable& table : tables_) {
+          if (table.database == text_of(map.database) && table.table == text_of(map.table)) {
+            reading->captured = true;
+          }
+        }
+      } else if (event->event_type == XA_PREPARE_LOG_EVENT && reading) {
+        PreparedXa xa = *std::exchange(reading, std::nullopt);
+        ended.erase(xa.xid);
+        prepared[xa.xid] = std::move(xa);
+      }
+    }
+    // What a newer file decided stands: its prepare is the later one, its
+    // end ended every earlier prepare.
+    for (auto& [id, xa] : prepared) {
+      if (!back.ended.count(id)) back.found.try_emplace(id, std::move(xa));
+    }
+    for (const std::string& id : ended) {
+      if (!back.found.count(id)) back.ended.insert(id);
+    }
+  }
+  const auto found = back.found.find(xid);
+  if (found == back.found.end()) return std::nullopt;
+  return found->second;
+}
+
+void BinlogReader::read_rows(BinlogStream& stream, st_mariadb_rpl_event& event,
+                             std::vector<BinlogChange>& out) {
+  const auto mapped = stream.mapped.find(event.event.rows.table_id);
+  if (mapped == stream.mapped.end() || !group_) return;  // another table's rows: not decoded
+  if (group_->prepare) return;                           // read when it commits
+  const size_t t = mapped->second.table;
+  const CapturedTable& table = tables_[t];
+  const std::vector<BinlogColumnFormat>& formats = mapped->second.columns;
+  const std::vector<BinlogDecoding>& decodings = decodings_[t];
+  const auto& rows = event.event.rows;
+  // Columns added at the end since the job started are read past.
+  if (formats.size() < decodings.size() || rows.column_count != formats.size()) {
+    throw ConfigError("table '" + table.table + "' has " + std::to_string(formats.size()) +
+                      " columns in the binlog, " + std::to_string(decodings.size()) +
+                      " when the job started: its schema changed");
+  }
+  if (rows.compressed)
+    throw ConfigError("compressed binlog events (log_bin_compress) are not read yet");
+  // Each row image: a NULL bit per column it holds, then the values of the
+  // others. With binlog_row_image=FULL every image holds every column.
+  const size_t columns = formats.size();
+  const auto every_column = [&](const unsigned char* bitmap) {
+    for (size_t c = 0; c < columns; ++c) {
+      if (bitmap == nullptr || (bitmap[c / 8] & (1 << (c % 8))) == 0) return false;
+    }
+    return true;
+  };
+  const bool update = rows.type == UPDATE_ROWS;
+  if (!every_column(rows.column_bitmap) || (update && !every_column(rows.column_update_bitmap))) {
+    throw ConfigError("the binlog holds partial row images of table '" + table.table +
+                      "': set binlog_row_image=FULL on the server");
+  }
+  RowImageReader reader(static_cast<const uint8_t*>(rows.row_data), rows.row_data_size,
+                        table.table);
+  const std::optional<int64_t> position = stream.event_start().packed();
+  bool before = true;  // an update's images come in pairs: before, after
+  while (!reader.at_end()) {
+    Row row;
+    if (rows.type == WRITE_ROWS) {
+      row.kind = RowKind::kInsert;
+    } else if (rows.type == DELETE_ROWS) {
+      row.kind = RowKind::kDelete;
+    } else {
+      row.kind = before ? RowKind::kUpdateBefore : RowKind::kUpdateAfter;
+      before = !before;
+    }
+    const uint8_t* nulls = reader.take((columns + 7) / 8);
+    row.fields.reserve(decodings.size());
+    for (size_t c = 0; c < columns; ++c) {
+      const bool null = (nulls[c / 8] & (1 << (c % 8))) != 0;
+      static const BinlogDecoding kReadPast;
+      const BinlogDecoding& decoding = c < decodings.size() ? decodings[c] : kReadPast;
+      Value value = null ? Value() : reader.value(formats[c], decoding);
+      if (c < decodings.size())
+        row.fields.push_back(decoding.read_past ? Value() : std::move(value));
+    }
+    // Changes that came out before this reader started are read past.
+    if (++group_->changes <= group_->skip) continue;
+    out.push_back({t, std::move(row), nullptr, position});
+    last_change_time_ = last_event_time_;
+  }
+}
+
+void BinlogReader::end_group(const BinlogPosition& end) {
+  if (group_ && group_->completion) prepared_.erase(group_->xid);
+  read_ = end;
+  group_.reset();
+}
+
+}  // namespace sluice

@@ -1,0 +1,462 @@
+#include "sluice/connectors/mysql/cdc/binlog_rows.hpp"
+
+#include <mysql.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "sluice/connectors/mysql/cdc/binary_json.hpp"
+#include "sluice/engine/common/error.hpp"
+
+namespace sluice {
+namespace {
+
+bool starts_with(const std::string& text, std::string_view prefix) {
+  return text.rfind(prefix, 0) == 0;
+}
+
+bool starts_with_any(const std::string& text, std::initializer_list<std::string_view> prefixes) {
+  return std::any_of(prefixes.begin(), prefixes.end(),
+                     [&](std::string_view prefix) { return starts_with(text, prefix); });
+}
+
+// The metadata bytes each binlog type carries in a TABLE_MAP event.
+size_t metadata_size(uint8_t type) {
+  switch (type) {
+    case MYSQL_TYPE_FLOAT:
+    case MYSQL_TYPE_DOUBLE:
+    case MYSQL_TYPE_BLOB:
+    case MYSQL_TYPE_GEOMETRY:
+    case MYSQL_TYPE_JSON:
+    case MYSQL_TYPE_TIMESTAMP2:
+    case MYSQL_TYPE_DATETIME2:
+    case MYSQL_TYPE_TIME2:
+      return 1;
+    case MYSQL_TYPE_VARCHAR:
+    case MYSQL_TYPE_VAR_STRING:
+    case MYSQL_TYPE_NEWDECIMAL:
+    case MYSQL_TYPE_STRING:
+    case MYSQL_TYPE_BIT:
+    case MYSQL_TYPE_ENUM:
+    case MYSQL_TYPE_SET:
+      return 2;
+    default:
+      return 0;
+  }
+}
+
+constexpr int64_t kMicrosPerSecond = 1'000'000;
+
+// MariaDB's text of an INET6 address: lower-case hex words, the longest run
+// of zero words (even a single one) as "::", and an IPv4-compatible or
+// -mapped address with its last four bytes dotted.
+std::string inet6_text(const uint8_t* b) {
+  uint16_t words[8];
+  for (int i = 0; i < 8; ++i) words[i] = static_cast<uint16_t>(b[2 * i] << 8 | b[2 * i + 1]);
+  int gap = -1, gap_length = 0;
+  for (int i = 0; i < 8;) {
+    if (words[i] != 0) {
+      ++i;
+      continue;
+    }
+    int j = i;
+    while (j < 8 && words[j] == 0) ++j;
+    if (j - i > gap_length) {
+      gap = i;
+      gap_length = j - i;
+    }
+    i = j;
+  }
+  std::string out;
+  char text[16];
+  for (int i = 0; i < 8; ++i) {
+    if (i == gap) {
+      out += i == 0 ? "::" : ":";
+      i += gap_length - 1;
+    } else if (i == 6 && gap == 0 && (gap_length == 6 || (gap_length == 5 && words[5] == 0xffff))) {
+      std::snprintf(text, sizeof text, "%u.%u.%u.%u", b[12], b[13], b[14], b[15]);
+      return out + text;
+    } else {
+      std::snprintf(text, sizeof text, "%x", words[i]);
+      out += text;
+      if (i + 1 < 8) out += ':';
+    }
+  }
+  return out;
+}
+
+std::string uuid_text(const uint8_t* b) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    out += kHex[b[i] >> 4];
+    out += kHex[b[i] & 15];
+  }
+  return out;
+}
+
+// A day of the binlog's packed fields: the zero date, or a calendar day.
+std::optional<Date> day_of(unsigned year, unsigned month, unsigned day) {
+  if (year == 0 && month == 0 && day == 0) return std::nullopt;
+  return Date::of(static_cast<int>(year), month, day);
+}
+
+Timestamp timestamp_of(unsigned year, unsigned month, unsigned day, int64_t seconds_in_day,
+                       int64_t micros) {
+  const std::optional<Date> date = day_of(year, month, day);
+  if (!date) {
+    if (seconds_in_day != 0 || micros != 0) {
+      throw DataError("a DATETIME of the zero date with a time of day");
+    }
+    return Timestamp::zero();
+  }
+  return {(int64_t{date->days} * 86'400 + seconds_in_day) * kMicrosPerSecond + micros};
+}
+
+}  // namespace
+
+std::vector<BinlogColumnFormat> column_formats(std::string_view types, std::string_view metadata) {
+  std::vector<BinlogColumnFormat> out;
+  size_t at = 0;
+  const auto* meta = reinterpret_cast<const uint8_t*>(metadata.data());
+  for (const char type : types) {
+    BinlogColumnFormat f{.type = static_cast<uint8_t>(type)};
+    const size_t n = metadata_size(f.type);
+    if (at + n > metadata.size()) throw Error("a binlog TABLE_MAP event is corrupt");
+    if (n == 1) f.meta = meta[at];
+    // NEWDECIMAL and STRING keep their two bytes in order; the others are little-endian.
+    if (n == 2) {
+      const bool in_order = f.type == MYSQL_TYPE_NEWDECIMAL || f.type == MYSQL_TYPE_STRING ||
+                            f.type == MYSQL_TYPE_ENUM || f.type == MYSQL_TYPE_SET;
+      f.meta = in_order ? static_cast<uint16_t>(meta[at] << 8 | meta[at + 1])
+                        : static_cast<uint16_t>(meta[at] | meta[at + 1] << 8);
+    }
+    at += n;
+    out.push_back(f);
+  }
+  return out;
+}
+
+BinlogDecoding decoding_of(const TableColumn& column, Charsets& charsets) {
+  const std::string& type = column.column_type;
+  BinlogDecoding d;
+  d.is_unsigned = type.find("unsigned") != std::string::npos;
+  if (starts_with_any(type, {"tinyint", "smallint", "mediumint", "int", "bigint", "year", "decimal",
+                             "float", "double", "real", "date", "time"})) {
+    return d;  // datetime and timestamp too
+  }
+  if (starts_with(type, "bit")) {
+    d.how = type == "bit(1)" ? BinlogDecoding::kBit1 : BinlogDecoding::kBytes;
+    return d;
+  }
+  if (starts_with_any(type, {"char", "varchar", "tinytext", "text", "mediumtext", "longtext"})) {
+    d.how = BinlogDecoding::kText;
+    d.text = charsets.decoder(column.charset, column.name);
+    return d;
+  }
+  if (starts_with(type, "binary")) {
+    d.how = BinlogDecoding::kBytes;
+    d.length = column.octet_length;  // the binlog drops its trailing zero bytes
+    return d;
+  }
+  if (starts_with_any(type, {"varbinary", "tinyblob", "blob", "mediumblob", "longblob", "geometry",
+                             "point", "linestring", "polygon", "multipoint", "multilinestring",
+                             "multipolygon", "geomcollection", "geometrycollection"})) {
+    d.how = BinlogDecoding::kBytes;
+    return d;
+  }
+  if (starts_with_any(type, {"enum(", "set("})) {
+    d.how = BinlogDecoding::kMembers;
+    d.members = column.members();
+    return d;
+  }
+  if (type == "json") {
+    d.how = BinlogDecoding::kJson;
+    return d;
+  }
+  if (type == "uuid" || type == "inet6" || type == "inet4") {
+    d.how = type == "uuid"    ? BinlogDecoding::kUuid
+            : type == "inet6" ? BinlogDecoding::kInet6
+                              : BinlogDecoding::kInet4;
+    d.length = type == "inet4" ? 4 : 16;
+    return d;
+  }
+  throw ConfigError("column '" + column.name + "' is " + type +
+                    ", which the binlog reader does not take");
+}
+
+size_t binary_decimal_size(int precision, int scale) {
+  static constexpr int kBytes[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
+  const int intg = precision - scale;
+  return static_cast<size_t>(intg / 9 * 4 + kBytes[intg % 9] + scale / 9 * 4 + kBytes[scale % 9]);
+}
+
+// MySQL's binary DECIMAL: groups of nine digits in four bytes, big-endian,
+// the leftover digits in fewer; the sign bit flipped, and every bit of a
+// negative number inverted.
+Decimal decode_binary_decimal(const uint8_t* b, int precision, int scale) {
+  static constexpr int kBytes[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
+  const int intg = precision - scale;
+  const bool negative = (b[0] & 0x80) == 0;
+  const uint8_t invert = negative ? 0xff : 0;
+  int at = 0;
+  const auto group = [&](int bytes) {
+    uint64_t v = 0;
+    for (int i = 0; i < bytes; ++i, ++at) {
+      v = (v << 8) | static_cast<uint8_t>(b[at] ^ invert ^ (at == 0 ? 0x80 : 0));
+    }
+    return v;
+  };
+  const auto digits = [](uint64_t v, int width) {
+    std::string text = std::to_string(v);
+    return std::string(static_cast<size_t>(std::max(0, width - static_cast<int>(text.size()))),
+                       '0') +
+           text;
+  };
+  std::string whole = std::to_string(group(kBytes[intg % 9]));
+  for (int g = 0; g < intg / 9; ++g) whole += digits(group(4), 9);
+  whole.erase(0, std::min(whole.find_first_not_of('0'), whole.size() - 1));
+  std::string fraction;
+  for (int g = 0; g < scale / 9; ++g) fraction += digits(group(4), 9);
+  if (scale % 9 > 0) fraction += digits(group(kBytes[scale % 9]), scale % 9);
+  const std::string text = (negative ? "-" : "") + whole + (scale > 0 ? "." + fraction : "");
+  return Decimal::parse(text, precision, scale);
+}
+
+const uint8_t* RowImageReader::take(size_t n) {
+  if (static_cast<size_t>(end_ - p_) < n) {
+    throw Error("a binlog row of table '" + table_ + "' ends early: the row image is corrupt");
+  }
+  const uint8_t* at = p_;
+  p_ += n;
+  return at;
+}
+
+uint64_t RowImageReader::little_endian(size_t n) {
+  const uint8_t* b = take(n);
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; ++i) v |= uint64_t{b[i]} << (8 * i);
+  return v;
+}
+
+uint64_t RowImageReader::big_endian(size_t n) {
+  const uint8_t* b = take(n);
+  uint64_t v = 0;
+  for (size_t i = 0; i < n; ++i) v = (v << 8) | b[i];
+  return v;
+}
+
+Value RowImageReader::value(const BinlogColumnFormat& f, const BinlogDecoding& d) {
+  switch (f.type) {
+    case MYSQL_TYPE_TINY:
+      return integer(1, d);
+    case MYSQL_TYPE_SHORT:
+      return integer(2, d);
+    case MYSQL_TYPE_INT24:
+      return integer(3, d);
+    case MYSQL_TYPE_LONG:
+      return integer(4, d);
+    case MYSQL_TYPE_LONGLONG:
+      return integer(8, d);
+    case MYSQL_TYPE_YEAR: {
+      const uint64_t year = little_endian(1);
+      return static_cast<int64_t>(year == 0 ? 0 : 1900 + year);
+    }
+    case MYSQL_TYPE_FLOAT: {
+      const auto bits = static_cast<uint32_t>(little_endian(4));
+      float f32;
+      std::memcpy(&f32, &bits, sizeof f32);
+      return static_cast<double>(f32);
+    }
+    case MYSQL_TYPE_DOUBLE: {
+      const uint64_t bits = little_endian(8);
+      double f64;
+      std::memcpy(&f64, &bits, sizeof f64);
+      return f64;
+    }
+    case MYSQL_TYPE_NEWDECIMAL:
+      return decimal(f.meta >> 8, f.meta & 0xff);
+    case MYSQL_TYPE_DATETIME2:
+      return datetime(f.meta);
+    case MYSQL_TYPE_TIMESTAMP2: {
+      const auto seconds = static_cast<int64_t>(big_endian(4));
+      const int64_t micros = fraction(f.meta);
+      // No TIMESTAMP is the epoch itself: 0 is MySQL's zero datetime.
+      if (seconds == 0 && micros == 0) return Timestamp::zero();
+      return Timestamp{seconds * kMicrosPerSecond + micros};
+    }
+    case MYSQL_TYPE_TIME2:
+      return time(f.meta);
+    case MYSQL_TYPE_DATE: {
+      const uint64_t v = little_endian(3);
+      const std::optional<Date> date =
+          day_of(static_cast<unsigned>(v >> 9), static_cast<unsigned>((v >> 5) & 15),
+                 static_cast<unsigned>(v & 31));
+      return date ? *date : Date::zero();
+    }
+    // The formats before MySQL 5.6, of tables created then: whole seconds.
+    case MYSQL_TYPE_TIMESTAMP: {
+      const auto seconds = static_cast<int64_t>(little_endian(4));
+      return seconds == 0 ? Timestamp::zero() : Timestamp{seconds * kMicrosPerSecond};
+    }
+    case MYSQL_TYPE_DATETIME: {
+      const uint64_t v = little_endian(8);  // YYYYMMDDhhmmss as a number
+      const uint64_t date = v / 1'000'000, time = v % 1'000'000;
+      return timestamp_of(
+          static_cast<unsigned>(date / 10000), static_cast<unsigned>(date / 100 % 100),
+          static_cast<unsigned>(date % 100),
+          static_cast<int64_t>(time / 10000 * 3600 + time / 100 % 100 * 60 + time % 100), 0);
+    }
+    case MYSQL_TYPE_TIME: {
+      const uint64_t raw = little_endian(3);  // [-]HHMMSS as a number
+      const int64_t v = static_cast<int64_t>(raw << 40) >> 40;
+      const int64_t m = v < 0 ? -v : v;
+      const int64_t micros = (m / 10000 * 3600 + m / 100 % 100 * 60 + m % 100) * kMicrosPerSecond;
+      return Time{v < 0 ? -micros : micros};
+    }
+    case MYSQL_TYPE_VARCHAR:
+    case MYSQL_TYPE_VAR_STRING:
+      return string_value(bytes(f.meta < 256 ? 1 : 2), d);
+    case MYSQL_TYPE_STRING: {
+      // CHAR, BINARY, ENUM and SET: the metadata packs the real type and
+      // the length.
+      const unsigned high = f.meta >> 8, low = f.meta & 0xff;
+      if (high == MYSQL_TYPE_ENUM || high == MYSQL_TYPE_SET) {
+        const uint64_t number = little_endian(low);
+        std::string text;
+        if (high == MYSQL_TYPE_ENUM) {
+          // 0 is the empty value an invalid one becomes.
+          if (number > 0 && number <= d.members.size()) text = d.members[number - 1];
+        } else {
+          for (size_t m = 0; m < d.members.size() && m < 64; ++m) {
+            if (number & (uint64_t{1} << m)) text += (text.empty() ? "" : ",") + d.members[m];
+          }
+        }
+        return text;
+      }
+      const unsigned length = (high & 0x30) != 0x30 ? low | (((high & 0x30) ^ 0x30) << 4) : low;
+      return string_value(bytes(length < 256 ? 1 : 2), d);
+    }
+    case MYSQL_TYPE_BLOB:
+    case MYSQL_TYPE_GEOMETRY:
+      return string_value(bytes(f.meta), d);
+    case MYSQL_TYPE_JSON:
+      return mysql_json_text(bytes(f.meta));
+    case MYSQL_TYPE_BIT: {
+      const unsigned bits = f.meta & 0xff, whole = f.meta >> 8;
+      const size_t n = whole + (bits > 0 ? 1 : 0);
+      const uint8_t* b = take(n);
+      if (d.how == BinlogDecoding::kBit1) return Value::boolean(n > 0 && b[n - 1] != 0);
+      return Value::bytes(std::string(reinterpret_cast<const char*>(b), n));
+    }
+    default:
+      throw ConfigError("table '" + table_ + "' has a column of binlog type " +
+                        std::to_string(f.type) + ", which the binlog reader does not take");
+  }
+}
+
+Value RowImageReader::string_value(std::string_view b, const BinlogDecoding& d) const {
+  switch (d.how) {
+    case BinlogDecoding::kText:
+      return d.text ? Value(d.text->to_utf8(b)) : Value(b);
+    case BinlogDecoding::kUuid:
+    case BinlogDecoding::kInet6:
+    case BinlogDecoding::kInet4: {
+      // Their bytes, the trailing zeros dropped as a BINARY's are.
+      uint8_t full[16] = {};
+      std::memcpy(full, b.data(), std::min(b.size(), sizeof full));
+      if (d.how == BinlogDecoding::kUuid) return uuid_text(full);
+      if (d.how == BinlogDecoding::kInet6) return inet6_text(full);
+      char text[16];
+      std::snprintf(text, sizeof text, "%u.%u.%u.%u", full[0], full[1], full[2], full[3]);
+      return std::string(text);
+    }
+    default: {
+      std::string bytes(b);
+      if (bytes.size() < d.length) bytes.resize(d.length, '\0');  // BINARY(n)'s padding
+      return Value::bytes(std::move(bytes));
+    }
+  }
+}
+
+Value RowImageReader::integer(size_t n, const BinlogDecoding& d) {
+  const uint64_t raw = little_endian(n);
+  if (d.is_unsigned) {
+    // BIGINT UNSIGNED beyond BIGINT's range: exact as a DECIMAL(20,0).
+    if (n == 8) return Decimal::parse(std::to_string(raw), 20, 0);
+    return static_cast<int64_t>(raw);
+  }
+  const int shift = static_cast<int>(64 - 8 * n);  // sign-extend
+  return static_cast<int64_t>(raw << shift) >> shift;
+}
+
+Value RowImageReader::decimal(int precision, int scale) {
+  return decode_binary_decimal(take(binary_decimal_size(precision, scale)), precision, scale);
+}
+
+// DATETIME2: year*13+month, day, hour, minute, second packed in 40 bits
+// above 2^39, then the fraction.
+Value RowImageReader::datetime(int fsp) {
+  const uint64_t packed = big_endian(5) - 0x8000000000ULL;
+  const uint64_t ymd = packed >> 17, hms = packed & ((1 << 17) - 1);
+  const uint64_t year_month = ymd >> 5;
+  const int64_t micros = fraction(fsp);
+  return timestamp_of(
+      static_cast<unsigned>(year_month / 13), static_cast<unsigned>(year_month % 13),
+      static_cast<unsigned>(ymd & 31),
+      static_cast<int64_t>((hms >> 12) * 3600 + ((hms >> 6) & 63) * 60 + (hms & 63)), micros);
+}
+
+// TIME2 (my_time_packed_from_binary): the packed time, hours << 12 |
+// minutes << 6 | seconds, then the fraction, 2^23 added; negative times
+// borrow from the whole part for a fraction.
+Value RowImageReader::time(int fsp) {
+  int64_t packed;  // (whole << 24) + microseconds
+  if (fsp >= 5) {
+    packed = static_cast<int64_t>(big_endian(6)) - 0x800000000000LL;
+  } else {
+    int64_t whole = static_cast<int64_t>(big_endian(3)) - 0x800000;
+    int64_t micros = 0;
+    if (fsp >= 1) {
+      const size_t width = fsp <= 2 ? 1 : 2;
+      int64_t f = static_cast<int64_t>(big_endian(width));
+      if (whole < 0 && f != 0) {
+        ++whole;
+        f -= width == 1 ? 0x100 : 0x10000;
+      }
+      micros = f * (width == 1 ? 10'000 : 100);
+    }
+    packed = whole * (int64_t{1} << 24) + micros;
+  }
+  const bool negative = packed < 0;
+  const int64_t m = negative ? -packed : packed;
+  const int64_t hms = m >> 24;
+  const int64_t micros =
+      (((hms >> 12) % 1024) * 3600 + ((hms >> 6) % 64) * 60 + hms % 64) * kMicrosPerSecond +
+      m % (int64_t{1} << 24);
+  return Time{negative ? -micros : micros};
+}
+
+// The fraction of a second after DATETIME2 and TIMESTAMP2, in micros.
+int64_t RowImageReader::fraction(int fsp) {
+  switch ((fsp + 1) / 2) {
+    case 1:
+      return static_cast<int64_t>(big_endian(1)) * 10'000;
+    case 2:
+      return static_cast<int64_t>(big_endian(2)) * 100;
+    case 3:
+      return static_cast<int64_t>(big_endian(3));
+    default:
+      return 0;
+  }
+}
+
+std::string_view RowImageReader::bytes(size_t length_bytes) {
+  const size_t n = little_endian(length_bytes);
+  const uint8_t* data = take(n);
+  return {reinterpret_cast<const char*>(data), n};
+}
+
+}  // namespace sluice

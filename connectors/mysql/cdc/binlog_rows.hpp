@@ -1,0 +1,91 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/connectors/mysql/charset.hpp"
+#include "sluice/connectors/mysql/connection.hpp"
+#include "sluice/engine/data/value.hpp"
+
+/// The values in a binlog's row images, as the server writes them
+/// (sql/log_event.cc and the binary formats of sql/field.cc): what the
+/// binlog reader decodes its captured tables' rows with.
+namespace sluice {
+
+/// How a column's values are written in the binlog's row images: its
+/// binlog type and metadata, as a TABLE_MAP event gives them.
+struct BinlogColumnFormat {
+  uint8_t type = 0;
+  uint16_t meta = 0;
+};
+
+/// The formats of a TABLE_MAP event's columns: a type byte each, and the
+/// metadata bytes that each type carries, in column order.
+std::vector<BinlogColumnFormat> column_formats(std::string_view types, std::string_view metadata);
+
+/// What a column's binlog values become, where the binlog does not say: it
+/// writes integers without their signedness, text without its charset,
+/// BINARY(n) without its trailing zero bytes, an ENUM as its number.
+struct BinlogDecoding {
+  enum How {
+    kAsWritten,  // numbers and times: what the binlog type says
+    kText,       // text in `text`'s charset (null: UTF-8 already), as a STRING
+    kBytes,      // BYTES; BINARY(n) padded to `length`
+    kBit1,       // BIT(1), as a BOOLEAN
+    kMembers,    // an ENUM's or a SET's `members`, as a STRING
+    kUuid,       // MariaDB's UUID, INET6 and INET4: their text
+    kInet6,
+    kInet4,
+    kJson,  // MySQL's binary JSON, as its text
+  };
+  How how = kAsWritten;
+  bool is_unsigned = false;
+  size_t length = 0;  // kBytes of a BINARY(n), kUuid, kInet6, kInet4: the bytes of a value
+  std::vector<std::string> members;
+  std::shared_ptr<const TextDecoder> text;
+  bool read_past = false;  // a column the job does not keep: passed over, its value NULL
+};
+
+/// How values of `column` are read, its type as information_schema spells
+/// it. Throws ConfigError, naming the column and its type, for a type the
+/// reader does not take.
+BinlogDecoding decoding_of(const TableColumn& column, Charsets& charsets);
+
+/// MySQL's binary DECIMAL(precision, scale) at `bytes`, and its size.
+size_t binary_decimal_size(int precision, int scale);
+Decimal decode_binary_decimal(const uint8_t* bytes, int precision, int scale);
+
+/// Reads the values of row images, bounds-checked: a corrupt image throws
+/// Error naming `table`.
+class RowImageReader {
+ public:
+  RowImageReader(const uint8_t* data, size_t size, const std::string& table)
+      : p_(data), end_(data + size), table_(table) {}
+
+  bool at_end() const { return p_ == end_; }
+  /// The next `n` bytes.
+  const uint8_t* take(size_t n);
+  /// The next value, of a column of format `f` read as `d` says.
+  Value value(const BinlogColumnFormat& f, const BinlogDecoding& d);
+
+ private:
+  uint64_t little_endian(size_t n);
+  uint64_t big_endian(size_t n);
+  Value integer(size_t n, const BinlogDecoding& d);
+  Value decimal(int precision, int scale);
+  Value datetime(int fsp);
+  Value time(int fsp);
+  int64_t fraction(int fsp);
+  std::string_view bytes(size_t length_bytes);
+  // What the bytes of a string, binary or BLOB column are, as `d` says.
+  Value string_value(std::string_view bytes, const BinlogDecoding& d) const;
+
+  const uint8_t* p_;
+  const uint8_t* end_;
+  const std::string& table_;
+};
+
+}  // namespace sluice

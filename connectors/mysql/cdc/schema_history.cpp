@@ -1,0 +1,135 @@
+#include "sluice/connectors/mysql/cdc/schema_history.hpp"
+
+#include <map>
+
+#include "sluice/connectors/mysql/cdc/binlog_rows.hpp"
+#include "sluice/connectors/mysql/cdc/ddl.hpp"
+#include "sluice/engine/common/error.hpp"
+
+namespace sluice {
+namespace {
+
+// The copy's name, in the source URL's database.
+constexpr char kCopy[] = "`sluice_schema_history`";
+
+}  // namespace
+
+void take_defaults(std::vector<TableColumn>& columns, std::string_view definition) {
+  const std::map<std::string, std::string> defaults = column_defaults(definition);
+  for (TableColumn& column : columns) {
+    if (const auto found = defaults.find(column.name); found != defaults.end()) {
+      column.default_sql = found->second;
+    }
+  }
+}
+
+MySqlConnection& SchemaHistory::connection() {
+  if (!connection_) {
+    connection_ = std::make_unique<MySqlConnection>(url_, MySqlSession{.canceller = canceller_});
+  }
+  return *connection_;
+}
+
+CapturedTable SchemaHistory::table(const std::string& database, const std::string& table,
+                                   const std::string& definition) {
+  MySqlConnection& sql = connection();
+  sql.execute(std::string("DROP TEMPORARY TABLE IF EXISTS ") + kCopy);
+  sql.execute(temporary_copy(definition, kCopy));
+  return read_copy(database, table);
+}
+
+CapturedTable SchemaHistory::altered(const CapturedTable& table, const std::string& statement) {
+  MySqlConnection& sql = connection();
+  sql.execute(std::string("DROP TEMPORARY TABLE IF EXISTS ") + kCopy);
+  sql.execute(temporary_copy(table.definition, kCopy));
+  const std::string replayed = alter_clauses(statement, kCopy);
+  if (!replayed.empty()) {
+    try {
+      sql.execute(replayed);
+    } catch (const MySqlError& e) {
+      throw ConfigError("DDL on captured table '" + table.database + "." + table.table +
+                        "': " + statement + "; its new columns could not be worked out (" +
+                        e.message() + ")");
+    }
+  }
+  return read_copy(table.database, table.table);
+}
+
+CapturedTable SchemaHistory::created(const std::string& database, const std::string& table,
+                                     const std::string& statement,
+                                     const std::string& statement_database) {
+  MySqlConnection& sql = connection();
+  sql.execute(std::string("DROP TEMPORARY TABLE IF EXISTS ") + kCopy);
+  const std::string copy = created_copy(statement, statement_database, kCopy);
+  const auto fail = [&](const std::string& why) {
+    throw ConfigError("DDL making table '" + database + "." + table +
+                      "', which the job captures: " + statement +
+                      "; its columns could not be worked out (" + why + ")");
+  };
+  if (copy.empty()) fail("a CREATE TABLE of columns or LIKE another is followed");
+  try {
+    sql.execute(copy);
+  } catch (const MySqlError& e) {
+    fail(e.message());
+  }
+  return read_copy(database, table);
+}
+
+CapturedTable SchemaHistory::read_copy(const std::string& database, const std::string& table) {
+  MySqlConnection& sql = connection();
+  TableInfo info;
+  std::map<std::string, std::string> charsets;  // by collation
+  for (const auto& row : sql.query(std::string("SHOW FULL COLUMNS FROM ") + kCopy)) {
+    // Field, Type, Collation, Null, Key, Default, Extra, …
+    TableColumn column{.name = row.at(0).value_or(""),
+                       .column_type = row.at(1).value_or(""),
+                       .nullable = row.at(3) == "YES",
+                       .collation = row.at(2).value_or("")};
+    if (!column.collation.empty()) {
+      auto& charset = charsets[column.collation];
+      if (charset.empty()) {
+        charset = sql.query(
+                         "SELECT CHARACTER_SET_NAME FROM information_schema.COLLATIONS WHERE "
+                         "COLLATION_NAME = " +
+                         sql.quote(column.collation))
+                      .at(0)
+                      .at(0)
+                      .value_or("");
+      }
+      column.charset = charset;
+    }
+    // BINARY(n): the bytes a value takes, which the binlog leaves short.
+    if (column.column_type.rfind("binary(", 0) == 0) {
+      column.octet_length = std::stoull(column.column_type.substr(7));
+    }
+    const std::string extra = row.at(6).value_or("");
+    column.filled_by_server = column.nullable || row.at(5).has_value() ||
+                              extra.find("auto_increment") != std::string::npos ||
+                              extra.find("GENERATED") != std::string::npos;
+    info.columns.push_back(std::move(column));
+  }
+  for (const auto& row :
+       sql.query(std::string("SHOW KEYS FROM ") + kCopy + " WHERE Key_name = 'PRIMARY'")) {
+    info.primary_key.push_back(row.at(4).value_or(""));  // by Seq_in_index
+  }
+  std::string definition =
+      sql.query(std::string("SHOW CREATE TABLE ") + kCopy).at(0).at(1).value_or("");
+  sql.execute(std::string("DROP TEMPORARY TABLE ") + kCopy);
+  // As SHOW CREATE TABLE writes the table itself.
+  const std::string copy = std::string("CREATE TEMPORARY TABLE ") + kCopy;
+  if (definition.rfind(copy, 0) == 0) {
+    definition = "CREATE TABLE " + quote_identifier(table) + definition.substr(copy.size());
+  }
+  Charsets decoders(sql);
+  take_defaults(info.columns, definition);
+  CapturedTable captured{.database = database,
+                         .table = table,
+                         .schema = info.schema(),
+                         .columns = info.columns,
+                         .definition = std::move(definition)};
+  // A type the binlog reader does not take fails here, naming the column.
+  for (const TableColumn& column : captured.columns) decoding_of(column, decoders);
+  return captured;
+}
+
+}  // namespace sluice

@@ -1,0 +1,61 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sluice/connectors/mysql/binlog_position.hpp"
+#include "sluice/connectors/mysql/cdc/binlog.hpp"
+#include "sluice/connectors/mysql/connection.hpp"
+#include "sluice/connectors/mysql/schema_change.hpp"
+#include "sluice/engine/data/schema.hpp"
+
+namespace sluice {
+
+/// Sets each of `columns`' default_sql as `definition` (SHOW CREATE TABLE
+/// of their table) writes it.
+void take_defaults(std::vector<TableColumn>& columns, std::string_view definition);
+
+/// The columns of captured tables as the DDL in the binlog changes them
+/// (Debezium's schema history), worked out by the server itself: a table is
+/// kept as its CREATE TABLE (CapturedTable::definition), and an ALTER TABLE
+/// of it runs again on a temporary copy in the source's database, whose
+/// columns are then read back. Temporary tables are the session's own, and
+/// the binlog does not log them in ROW format: nothing of this reaches the
+/// source's binlog or other sessions. The user needs CREATE TEMPORARY
+/// TABLES on the URL's database.
+class SchemaHistory {
+ public:
+  SchemaHistory(MySqlUrl url, MySqlCanceller* canceller)
+      : url_(std::move(url)), canceller_(canceller) {}
+
+  /// The table `definition` (a CREATE TABLE as SHOW CREATE TABLE writes it)
+  /// defines, as `database`.`table`, its columns read as capture_table()
+  /// reads them.
+  CapturedTable table(const std::string& database, const std::string& table,
+                      const std::string& definition);
+  /// `table` after ALTER TABLE `statement`. Throws ConfigError naming the
+  /// statement when the server does not run it on the copy.
+  CapturedTable altered(const CapturedTable& table, const std::string& statement);
+  /// Table `database`.`table` as CREATE TABLE `statement` (run with default
+  /// database `statement_database`) makes it. Throws ConfigError naming the
+  /// statement when it is not of a form created_copy() takes, or the
+  /// server does not run it on the copy.
+  CapturedTable created(const std::string& database, const std::string& table,
+                        const std::string& statement, const std::string& statement_database);
+
+  /// Its connection to the server.
+  MySqlConnection& connection();
+
+ private:
+  // Reads the copy's columns and definition back, and drops it.
+  CapturedTable read_copy(const std::string& database, const std::string& table);
+
+  MySqlUrl url_;
+  MySqlCanceller* canceller_;
+  std::unique_ptr<MySqlConnection> connection_;
+};
+
+}  // namespace sluice

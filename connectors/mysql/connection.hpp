@@ -1,0 +1,226 @@
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sluice/connectors/mysql/url.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/data/schema.hpp"
+
+struct st_mysql;
+struct st_mysql_res;
+struct st_mysql_stmt;
+
+namespace sluice {
+
+/// An error the server or the client library reported, with its number.
+class MySqlError : public Error {
+ public:
+  MySqlError(unsigned code, const std::string& message)
+      : Error("MySQL error " + std::to_string(code) + ": " + message),
+        code_(code),
+        message_(message) {}
+  unsigned code() const { return code_; }
+  /// What() without the "MySQL error N: " before it.
+  const std::string& message() const { return message_; }
+  /// Whether trying again on a new connection may succeed: the connection was
+  /// lost or refused, or the transaction was chosen as a deadlock victim.
+  bool retriable() const;
+  /// Whether the server refused a value (too long, out of range, NULL in a
+  /// NOT NULL column, a duplicate key, a failed CHECK): the same rows would
+  /// be refused again.
+  bool rejects_value() const;
+  /// Whether the table, a column, the database or a privilege is missing:
+  /// the configuration or the schema must change.
+  bool rejects_configuration() const;
+
+ private:
+  unsigned code_;
+  std::string message_;
+};
+
+/// A column of a table as information_schema describes it.
+struct TableColumn {
+  std::string name;
+  std::string column_type;  ///< as the server spells it: "decimal(10,2)", "varchar(20)"
+  bool nullable = true;
+  std::string charset;        ///< text columns: "utf8mb4", "latin1"; else empty
+  std::string collation;      ///< text columns: "utf8mb4_unicode_ci"; else empty
+  uint64_t octet_length = 0;  ///< string and binary columns: the most bytes a value takes
+  /// Whether the server fills it when an INSERT leaves it out: a default,
+  /// AUTO_INCREMENT, or a generated column.
+  bool filled_by_server = true;
+  /// Its DEFAULT as SHOW CREATE TABLE writes it ("1.50", "'a''b'",
+  /// "current_timestamp()"), where it was read from there; else empty.
+  std::string default_sql;
+
+  /// An ENUM's or a SET's values, in the order its type lists them (the
+  /// first is ENUM index 1, or SET bit 0); empty for other types.
+  std::vector<std::string> members() const;
+};
+
+/// A unique index of a table.
+struct TableIndex {
+  std::string name;
+  std::vector<std::string> columns;
+  /// Per column, how much of its values the index takes: characters (bytes
+  /// of a binary column), 0 = all.
+  std::vector<uint32_t> prefixes;
+};
+
+/// What a sink needs to know of its target table.
+struct TableInfo {
+  std::vector<TableColumn> columns;
+  std::vector<std::string> primary_key;
+  std::vector<TableIndex> unique_keys;  ///< every unique index, PRIMARY too
+  std::string collation;                ///< the table's default collation
+
+  /// The column named `name`, or null.
+  const TableColumn* column(std::string_view name) const;
+  /// The table's columns as a Schema with its primary key.
+  Schema schema() const;
+};
+
+/// A CREATE TABLE for `table` whose columns take `schema`'s values, keyed
+/// by `key` (none: no primary key): what to suggest when it is missing.
+std::string create_table_sql(const std::string& table, const Schema& schema,
+                             const std::vector<std::string>& key);
+
+/// `c` as a column definition: its quoted name, type, charset and
+/// collation, NULL or NOT NULL, and its default_sql.
+std::string column_sql(const TableColumn& c);
+
+/// A CREATE TABLE for `table` (a quoted name) with the columns, their
+/// types, charsets and collations, the primary key and the default
+/// collation of `like`: a copy of a table's shape, for its rows.
+std::string create_table_sql(const std::string& table, const TableInfo& like);
+
+class MySqlConnection;
+
+/// Cancels, from any thread, every connection made with it: a call blocked
+/// on the server returns at once with a lost-connection error, and a
+/// connection made after cancel() fails at once.
+class MySqlCanceller {
+ public:
+  void cancel();
+  bool cancelled() const;
+  /// Waits `duration`, or less if cancel() comes first; returns whether it
+  /// waited it all.
+  bool sleep_for(std::chrono::milliseconds duration);
+
+ private:
+  friend class MySqlConnection;
+  void add(MySqlConnection* connection);
+  void remove(MySqlConnection* connection);
+
+  mutable std::mutex mutex_;
+  std::condition_variable woken_;
+  bool cancelled_ = false;
+  std::set<MySqlConnection*> connections_;
+};
+
+/// How a connection behaves.
+struct MySqlSession {
+  /// The longest a read or a write may wait on the server: a server that does
+  /// not answer within it counts as a lost connection. Default: 60 s.
+  std::chrono::seconds timeout{60};
+  /// Allows LOAD DATA LOCAL INFILE. Default: off.
+  bool local_infile = false;
+  /// What can cancel the connection's calls from another thread; none if null.
+  MySqlCanceller* canceller = nullptr;
+};
+
+/// A query's result, read whole from the server: its rows, one after the
+/// other, as views of their fields.
+class MySqlResult {
+ public:
+  /// `result` may be null: no rows.
+  explicit MySqlResult(st_mysql_res* result);
+  ~MySqlResult();
+  MySqlResult(MySqlResult&& other) noexcept;
+  MySqlResult& operator=(MySqlResult&&) = delete;
+  MySqlResult(const MySqlResult&) = delete;
+  MySqlResult& operator=(const MySqlResult&) = delete;
+
+  /// Rows in the result.
+  size_t size() const;
+  /// Moves to the next row (the first, at the start); false past the last.
+  bool next();
+  /// The current row's fields, one per column, nullopt for NULL; valid
+  /// until next().
+  std::span<const std::optional<std::string_view>> fields() const { return fields_; }
+
+ private:
+  st_mysql_res* result_;
+  std::vector<std::optional<std::string_view>> fields_;
+};
+
+/// One connection to a MySQL/MariaDB server. Automatic reconnection
+/// (MYSQL_OPT_RECONNECT) stays off: it would silently lose a transaction.
+/// Every failure throws MySqlError; one that came after the server was
+/// silent for the whole timeout says that the server did not answer.
+class MySqlConnection {
+ public:
+  /// Connects, with utf8mb4 and autocommit on.
+  explicit MySqlConnection(const MySqlUrl& url, const MySqlSession& session = {});
+  ~MySqlConnection();
+  MySqlConnection(const MySqlConnection&) = delete;
+  MySqlConnection& operator=(const MySqlConnection&) = delete;
+
+  void execute(std::string_view sql);
+  /// Runs a query and returns its rows; NULL is nullopt.
+  std::vector<std::vector<std::optional<std::string>>> query(std::string_view sql);
+  /// Runs a query and returns its result, read whole, to be gone through
+  /// row by row with no copy.
+  MySqlResult query_result(std::string_view sql);
+  uint64_t affected_rows() const;
+  /// The server's id for this connection (what KILL takes).
+  uint64_t thread_id() const;
+  /// `text` as a quoted SQL string literal.
+  std::string quote(std::string_view text);
+  /// The server's max_allowed_packet.
+  uint64_t max_allowed_packet();
+  /// The columns and keys of `table` of `database` (empty: the connection's
+  /// database); throws ConfigError if there is no such table.
+  TableInfo describe_table(const std::string& table, const std::string& database = "");
+  /// The same, or nullopt when the database has no such table.
+  std::optional<TableInfo> find_table(const std::string& table, const std::string& database = "");
+
+  st_mysql* raw() const { return mysql_; }
+  /// Marks the start of a call to the server, for the error it may end in.
+  void call_starting() { call_started_ = std::chrono::steady_clock::now(); }
+  /// The error `code` with `message` of the call in progress.
+  MySqlError error(unsigned code, const std::string& message) const;
+  [[noreturn]] void throw_error(const std::string& doing) const;
+
+ private:
+  friend class MySqlCanceller;
+  void cancel();
+  // One attempt, with TLS or without, as `url` asks.
+  void connect(const MySqlUrl& url, const MySqlSession& session, bool tls);
+
+  st_mysql* mysql_ = nullptr;
+  bool connected_ = false;  // past mysql_real_connect()
+  std::chrono::seconds timeout_;
+  MySqlCanceller* canceller_;
+  std::chrono::steady_clock::time_point call_started_;
+};
+
+/// `name` backquoted, with backquotes doubled: a safe SQL identifier.
+std::string quote_identifier(std::string_view name);
+
+/// `sql` for a message: whole if it has at most `limit` characters, else
+/// cut before a clause (" VALUES", " WHERE", …) or at least between words,
+/// and marked " …".
+std::string shortened_sql(std::string_view sql, size_t limit = 200);
+
+}  // namespace sluice

@@ -1,0 +1,698 @@
+#include "sluice/connectors/mysql/sink/sink.hpp"
+
+#include <mysqld_error.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+
+#include "sluice/connectors/mysql/collation.hpp"
+#include "sluice/connectors/mysql/sink/sink_connection.hpp"
+#include "sluice/connectors/mysql/sink/statement_writer.hpp"
+#include "sluice/connectors/mysql/sink/upsert_buffer.hpp"
+#include "sluice/connectors/mysql/sink/xa_committer.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/data/value_codec.hpp"
+
+namespace sluice {
+namespace {
+
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+MySqlSinkOptions::Mode mode_of(const MySqlSinkOptions& options,
+                               const std::vector<std::string>& key) {
+  if (options.mode) return *options.mode;
+  return key.empty() ? MySqlSinkOptions::Mode::kAppend : MySqlSinkOptions::Mode::kUpsert;
+}
+
+std::vector<size_t> key_indexes(const Schema& schema, const std::vector<std::string>& names) {
+  std::vector<size_t> indexes;
+  for (const auto& name : names) indexes.push_back(schema.require(name));
+  return indexes;
+}
+
+// Whether the buffer must keep the order of changes across keys (see
+// UpsertBuffer), because two keys might be one to the table.
+bool keeps_order(const Schema& schema, const std::vector<size_t>& key) {
+  return std::any_of(key.begin(), key.end(),
+                     [&](size_t k) { return !is_exact_key_column(schema.column(k).type); });
+}
+
+// Whether the table compares `column`'s values as text, by a collation.
+bool holds_text(const TableColumn& column) {
+  return !column.charset.empty() && column.charset != "binary";
+}
+
+// The table's unique keys (its primary key too) besides the sink's `key`
+// whose every column the input fills: the order of different keys' writes
+// matters to them. (The others' values change only as the table's defaults
+// make them.)
+std::vector<TableIndex> other_unique_keys(const TableInfo& table, const Schema& input,
+                                          const std::vector<std::string>& key) {
+  const std::set<std::string> own(key.begin(), key.end());
+  std::vector<TableIndex> keys;
+  for (const TableIndex& index : table.unique_keys) {
+    const bool filled =
+        std::all_of(index.columns.begin(), index.columns.end(),
+                    [&](const std::string& c) { return input.index_of(c).has_value(); });
+    if (filled && std::set<std::string>(index.columns.begin(), index.columns.end()) != own) {
+      keys.push_back(index);
+    }
+  }
+  return keys;
+}
+
+std::string describe_keys(const std::vector<TableIndex>& keys) {
+  std::string out;
+  for (const TableIndex& index : keys) {
+    out += (out.empty() ? "" : ", ") +
+           std::string(index.name == "PRIMARY" ? "PRIMARY KEY" : "UNIQUE KEY " + index.name) +
+           " (" + join(index.columns) + ")";
+  }
+  return out;
+}
+
+// Whether `e` is a row lock the transaction could not get.
+bool is_lock_conflict(const MySqlError& e) {
+  return e.code() == ER_LOCK_WAIT_TIMEOUT || e.code() == ER_LOCK_DEADLOCK;
+}
+
+enum class Trigger { kMaxRows, kSignal, kBarrier, kClose };
+constexpr const char* kTriggerNames[] = {"max-rows", "signal", "barrier", "close"};
+
+// The sink: buffers changes (UpsertBuffer) or appended rows, and writes them
+// with a StatementWriter, at least once in a transaction per flush, or
+// exactly once through an XaCommitter.
+class MySqlSink final : public Sink {
+ public:
+  MySqlSink(MySqlSinkOptions options, Schema input, std::vector<std::string> key,
+            MySqlSinkOptions::Mode mode)
+      : options_(std::move(options)),
+        input_(std::move(input)),
+        key_names_(std::move(key)),
+        mode_(mode),
+        exactly_once_(options_.delivery == MySqlSinkOptions::Delivery::kExactlyOnce),
+        key_(key_indexes(input_, key_names_)),
+        keep_order_(keeps_order(input_, key_)),
+        target_("table '" + options_.table + "' at " + options_.url.to_string()),
+        changes_(input_, key_, keep_order_) {}
+
+  void open(SinkContext& context) override {
+    const int subtask = context.subtask().index;
+    context.register_cancel_action([this] { canceller_.cancel(); });
+    if (exactly_once_ && !context.checkpoints_enabled()) {
+      throw ConfigError(
+          "sink.delivery=exactly-once commits at checkpoints: set checkpoint.interval above 0");
+    }
+    context.register_flush_action([this] { flush(Trigger::kSignal); });
+    for (int t = 0; t < 4; ++t)
+      flushes_[t] = &context.counter(std::string("flushes.") + kTriggerNames[t]);
+    keys_flushed_ = &context.counter("keys");
+    flush_micros_ = &context.counter("flush-micros");
+    send_millis_ = &context.counter("currentSendTime");
+    retry_ = {.max_retries = options_.max_retries,
+              .backoff = options_.retry_backoff,
+              .canceller = &canceller_,
+              .retries = &context.counter("retries")};
+    connect_ = [this] {
+      return connect({.timeout = options_.socket_timeout, .canceller = &canceller_});
+    };
+    writer_.emplace(
+        options_.table, input_, key_, mode_ == MySqlSinkOptions::Mode::kUpsert, subtask,
+        StatementWriter::Counters{.upserts = &context.counter("upserts"),
+                                  .deletes = &context.counter("deletes"),
+                                  .statements = &context.counter("statements"),
+                                  .rows_affected = &context.counter("rows-affected"),
+                                  .transactions = &context.counter("transactions"),
+                                  .records_send = &context.counter("numRecordsSend"),
+                                  .bytes_send = &context.counter("numBytesSend"),
+                                  .records_send_errors = &context.counter("numRecordsSendErrors"),
+                                  .displaced = &context.counter("displaced"),
+                                  .dead_letters = &context.counter("dead-letters")});
+    if (!options_.dead_letter_table.empty()) {
+      writer_->set_dead_letters({.table = options_.dead_letter_table,
+                                 .job = context.subtask().job_name,
+                                 .source = options_.dead_letter_source});
+    }
+    writer_->set_position_names(
+        [&context](int64_t position) { return context.describe_position(position); });
+    // Fail before any record if the table does not fit.
+    with_retries(retry_, "connecting to", target_, [&](int) {
+      connection_ = connect_();
+      if (!options_.dead_letter_table.empty()) {
+        connection_->execute(dead_letter_table_sql(options_.dead_letter_table));
+      }
+      const std::optional<TableInfo> table = connection_->find_table(options_.table);
+      if (!table) {
+        throw ConfigError("table '" + options_.table + "' does not exist in database '" +
+                          options_.url.database + "'; create it, for example:\n  " +
+                          create_table_sql(options_.table, input_,
+                                           mode_ == MySqlSinkOptions::Mode::kUpsert
+                                               ? key_names_
+                                               : std::vector<std::string>{}) +
+                          ";");
+      }
+      check_table(*table);
+      std::vector<TableIndex> others;
+      if (mode_ == MySqlSinkOptions::Mode::kUpsert) {
+        others = other_unique_keys(*table, input_, key_names_);
+        unique_ = buffer_keys(others, *table, *connection_, context.subtask().parallelism);
+        changes_ = UpsertBuffer(input_, key_, keep_order_, unique_);
+      }
+      writer_->fit_to(*table, input_, others);
+      writer_->set_max_allowed_packet(connection_->max_allowed_packet());
+    });
+    if (!exactly_once_) return;
+    const SubtaskInfo& info = context.subtask();
+    committer_.emplace(connect_, XidScheme(info.job_name, info.operator_name, subtask), subtask,
+                       info.parallelism, context.restored_checkpoint().value_or(0), target_,
+                       canceller_,
+                       XaCommitter::Counters{.prepared = &context.counter("xa.prepared"),
+                                             .committed = &context.counter("xa.committed"),
+                                             .recovered = &context.counter("xa.recovered"),
+                                             .rolled_back = &context.counter("xa.rolled-back"),
+                                             .transactions = &context.counter("transactions")});
+    transactions_state_.emplace(context.list_state<std::vector<Value>>("xa-prepared"));
+    buffer_state_.emplace(context.list_state<Row>("xa-buffered"));
+    try {
+      connection_->create_marker_table();
+      committer_->recover(transactions_state_->get(), std::move(connection_),
+                          context.resumed_from_older_checkpoint());
+    } catch (const MySqlError& e) {
+      fail_write("recovering the transactions of", target_, e);
+    }
+    // Records the restored checkpoint holds that no transaction had yet.
+    for (const Row& row : buffer_state_->get()) buffer(row);
+  }
+
+  void write(Row&& row) override {
+    buffer(row);
+    count_records(1);
+  }
+
+  void write_batch(Batch& rows) override {
+    if (options_.max_rows == 0) {
+      buffer(rows);
+      rows.clear();
+      return;
+    }
+    // Flush after every max_rows records, as one record at a time would.
+    std::vector<uint32_t> selected;
+    selected.reserve(rows.selected());
+    rows.for_each([&](uint32_t i) { selected.push_back(i); });
+    std::span<const uint32_t> left(selected);
+    while (!left.empty()) {
+      const size_t n = std::min<size_t>(left.size(), options_.max_rows - records_since_flush_);
+      buffer(rows, left.first(n));
+      count_records(n);
+      left = left.subspan(n);
+    }
+    rows.clear();
+  }
+
+  void finish() override { flush(Trigger::kClose); }
+
+  void close(std::optional<int64_t> last_completed) override {
+    if (!committer_) return;
+    // The job's connections may have been cancelled with it: new ones.
+    committer_->release(last_completed, [this] {
+      return connect({.timeout = std::min(options_.socket_timeout, std::chrono::seconds(10))});
+    });
+  }
+
+  void snapshot_state(int64_t id) override {
+    flush(Trigger::kBarrier);
+    if (!exactly_once_) return;
+    committer_->prepare(id);
+    locked_ = locked_keys();
+    transactions_state_->update(committer_->state());
+    // What no transaction holds yet: only rows held back behind a prepared
+    // transaction's locks, when its checkpoint has not completed.
+    std::vector<Row> carried = changes_.changes();
+    for (Row& row : appended_.rows()) carried.push_back(std::move(row));
+    buffer_state_->update(carried);
+  }
+
+  void notify_checkpoint_complete(int64_t id) override {
+    if (!exactly_once_) return;
+    committer_->commit_up_to(id);
+    locked_ = locked_keys();
+    if (committer_->prepared().empty()) wait_for_commit_ = false;
+  }
+
+  void notify_checkpoint_aborted(int64_t id) override {
+    if (!exactly_once_) return;
+    // The transactions prepared for it (or before) would wait for the next
+    // completed checkpoint, their rows held back, and with them every row
+    // their locks hold: roll them back and buffer their rows again, ahead of
+    // those that came since; the next checkpoint's transaction writes them.
+    buffer_again(committer_->roll_back_up_to(id));
+    locked_ = locked_keys();
+    if (committer_->prepared().empty()) wait_for_commit_ = false;
+  }
+
+ private:
+  std::unique_ptr<SinkConnection> connect(const MySqlSession& session) const {
+    if (options_.connect) return options_.connect(session);
+    return std::make_unique<MySqlSinkConnection>(options_.url, session);
+  }
+
+  // Upsert mode keeps the last change per key; append mode every row. Takes
+  // a Row, every selected row of a batch, or rows `selected` of a batch.
+  template <typename... Rows>
+  void buffer(Rows&&... rows) {
+    if (mode_ == MySqlSinkOptions::Mode::kAppend) {
+      appended_.append(rows...);
+    } else {
+      changes_.add(rows...);
+    }
+  }
+
+  // Counts records written, flushing after every max_rows.
+  void count_records(size_t n) {
+    records_since_flush_ += n;
+    if (options_.max_rows > 0 && records_since_flush_ >= options_.max_rows)
+      flush(Trigger::kMaxRows);
+  }
+
+  // `rows`, which came before everything buffered now, buffered again.
+  void buffer_again(std::vector<Row>&& rows) {
+    if (rows.empty()) return;
+    if (mode_ == MySqlSinkOptions::Mode::kAppend) {
+      Batch again(input_);
+      for (const Row& row : rows) again.append(row);
+      again.append(appended_);
+      appended_ = std::move(again);
+      return;
+    }
+    UpsertBuffer rebuilt(input_, key_, keep_order_, unique_);
+    for (const Row& row : rows) rebuilt.add(row);
+    for (const Row& row : changes_.changes()) rebuilt.add(row);
+    changes_ = std::move(rebuilt);
+  }
+
+  void flush(Trigger trigger) {
+    records_since_flush_ = 0;
+    if (changes_.empty() && appended_.size() == 0) return;
+    const auto started = std::chrono::steady_clock::now();
+    // A held -U waits for its +U, except at a barrier and at the end.
+    const bool resolve_held = trigger == Trigger::kBarrier || trigger == Trigger::kClose;
+    const size_t keys =
+        exactly_once_ ? flush_into_transaction(resolve_held) : flush_at_least_once(resolve_held);
+    if (keys == 0) return;
+    flushes_[static_cast<int>(trigger)]->add(1);
+    keys_flushed_->add(keys);
+    const auto took = std::chrono::steady_clock::now() - started;
+    flush_micros_->add(
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(took).count()));
+    send_millis_->set(
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+  }
+
+  // Writes the buffer in a transaction of its own, replayed whole on a new
+  // connection after a lost connection or a deadlock. Returns the keys (or
+  // rows) written.
+  size_t flush_at_least_once(bool resolve_held) {
+    if (mode_ == MySqlSinkOptions::Mode::kAppend) {
+      writer_->in_transaction(connection_, connect_, retry_, target_,
+                              [&](SinkConnection& c) { writer_->append(c, appended_); });
+      const size_t rows = appended_.size();
+      appended_.clear();
+      return rows;
+    }
+    const std::vector<UpsertBuffer::Run> runs = changes_.runs(resolve_held);
+    if (runs.empty()) return 0;  // only a -U, held for its +U
+    writer_->in_transaction(connection_, connect_, retry_, target_,
+                            [&](SinkConnection& c) { writer_->write(c, changes_.rows(), runs); });
+    changes_.clear();
+    return row_count(runs);
+  }
+
+  // Writes the buffer into the open XA transaction. While a transaction is
+  // prepared, its row locks stay until its checkpoint completes, and a write
+  // that waits for one of them would wait for a commit that this very
+  // thread has to make: keys it wrote stay buffered until then, and with
+  // keys whose bytes do not tell equality (a collation), everything does.
+  // The completion always comes before the next barrier.
+  size_t flush_into_transaction(bool resolve_held) {
+    const bool prepared = !committer_->prepared().empty();
+    if (prepared && (keep_order_ || wait_for_commit_)) return 0;
+    std::vector<UpsertBuffer::Run> runs;
+    if (mode_ == MySqlSinkOptions::Mode::kUpsert) {
+      runs = changes_.runs(resolve_held, prepared ? &locked_ : nullptr);
+      if (runs.empty()) return 0;
+    }
+    try {
+      SinkConnection& connection = committer_->open();
+      if (mode_ == MySqlSinkOptions::Mode::kAppend) {
+        writer_->append(connection, appended_);
+      } else {
+        writer_->write(connection, changes_.rows(), runs);
+      }
+    } catch (const MySqlError& e) {
+      // Inside a checkpoint's transaction a lost connection loses the whole
+      // transaction: the job restarts from the last checkpoint. A lock that
+      // a prepared transaction holds (on another unique key, say) only
+      // means waiting for its commit: write it all again after that.
+      if (!(prepared && is_lock_conflict(e))) fail_write("writing (exactly-once)", target_, e);
+      spdlog::info("mysql sink {}: {}; writing again once checkpoint {} commits", target_, e.what(),
+                   committer_->prepared().back().checkpoint);
+      std::vector<Row> again = committer_->abandon_open();
+      buffer_again(std::move(again));
+      wait_for_commit_ = true;
+      return 0;
+    }
+    // Kept until the transaction commits, to write again if it is rolled back.
+    if (mode_ == MySqlSinkOptions::Mode::kAppend) {
+      const size_t rows = appended_.size();
+      committer_->wrote(appended_.rows());
+      appended_.clear();
+      return rows;
+    }
+    const size_t keys = row_count(runs);
+    committer_->wrote(changes_.take());
+    return keys;
+  }
+
+  static size_t row_count(const std::vector<UpsertBuffer::Run>& runs) {
+    size_t rows = 0;
+    for (const UpsertBuffer::Run& run : runs) rows += run.rows.size();
+    return rows;
+  }
+
+  // The keys that prepared transactions wrote, and lock until they commit.
+  UpsertBuffer::KeySet locked_keys() const {
+    UpsertBuffer::KeySet keys;
+    if (mode_ != MySqlSinkOptions::Mode::kUpsert) return keys;
+    for (const XaCommitter::Transaction& t : committer_->prepared()) {
+      for (const Row& row : t.rows) keys.insert(encode_key(row, key_));
+    }
+    return keys;
+  }
+
+  // The table's other unique keys, as the buffer orders writes by them.
+  std::vector<UpsertBuffer::UniqueKey> buffer_keys(const std::vector<TableIndex>& others,
+                                                   const TableInfo& table,
+                                                   SinkConnection& connection,
+                                                   int parallelism) const {
+    if (!others.empty() && parallelism > 1) {
+      throw ConfigError("table '" + options_.table + "' has " + describe_keys(others) +
+                        " besides the sink's key (" + join(key_names_) +
+                        "): one subtask must write its changes, in order; set sink.parallelism=1");
+    }
+    std::vector<UpsertBuffer::UniqueKey> keys;
+    for (const TableIndex& index : others) {
+      UpsertBuffer::UniqueKey& key = keys.emplace_back();
+      for (size_t i = 0; i < index.columns.size(); ++i) {
+        const size_t at = input_.require(index.columns[i]);
+        const TableColumn* column = table.column(index.columns[i]);
+        const TypeId type = input_.column(at).type.id;
+        const uint32_t prefix = index.prefixes[i];
+        KeyImage image;
+        if (type == TypeId::kString && column != nullptr && holds_text(*column)) {
+          image = connection.text_image(*column, prefix);
+        } else if (prefix > 0 && (type == TypeId::kString || type == TypeId::kBytes)) {
+          image = [prefix](std::string_view value) { return std::string(value.substr(0, prefix)); };
+        }
+        key.columns.push_back(at);
+        key.images.push_back(std::move(image));
+      }
+    }
+    return keys;
+  }
+
+  // Fails unless every row the input can bring fits the table: its every
+  // column there, of a type that holds it, and the table's other columns
+  // filled by the server.
+  void check_table(const TableInfo& table) const {
+    std::vector<std::string> table_columns;
+    for (const auto& c : table.columns) table_columns.push_back(c.name);
+    const std::string where = "table '" + options_.table + "' at " + options_.url.to_string();
+    for (const auto& c : input_.columns()) {
+      const TableColumn* column = table.column(c.name);
+      if (column == nullptr) {
+        throw ConfigError(where + " has no column '" + c.name + "'; its columns are " +
+                          join(table_columns));
+      }
+      if (!holds(column->column_type, c.type)) {
+        throw ConfigError(where + ": column '" + c.name + "' is " + column->column_type +
+                          ", which cannot hold the input's " + c.type.to_string() +
+                          "; change the column's type, or the job's");
+      }
+    }
+    for (const TableColumn& column : table.columns) {
+      if (!column.filled_by_server && !input_.index_of(column.name)) {
+        throw ConfigError(where + ": column '" + column.name +
+                          "' is NOT NULL without a default, "
+                          "and the input does not fill it (its columns are " +
+                          join(input_.column_names()) + "); give it a default, or fill it");
+      }
+    }
+    if (mode_ != MySqlSinkOptions::Mode::kUpsert) return;
+    const std::set<std::string> wanted(key_names_.begin(), key_names_.end());
+    std::string described;
+    for (const TableIndex& k : table.unique_keys) {
+      if (std::set<std::string>(k.columns.begin(), k.columns.end()) == wanted) return;
+      described += (described.empty() ? "" : ", ") + std::string("(") + join(k.columns) + ")";
+    }
+    throw ConfigError("table '" + options_.table +
+                      "' has no PRIMARY KEY or UNIQUE KEY on exactly (" + join(key_names_) +
+                      "); its keys: " + (described.empty() ? "none" : described));
+  }
+
+  const MySqlSinkOptions options_;
+  const Schema input_;
+  const std::vector<std::string> key_names_;
+  const MySqlSinkOptions::Mode mode_;
+  const bool exactly_once_;
+  const std::vector<size_t> key_;
+  const bool keep_order_;                        // see keeps_order()
+  const std::string target_;                     // "table 't' at mysql://…", for messages
+  std::vector<UpsertBuffer::UniqueKey> unique_;  // the table's other unique keys
+
+  UpsertBuffer changes_;    // upsert mode
+  Batch appended_{input_};  // append mode
+  size_t records_since_flush_ = 0;
+
+  MySqlCanceller canceller_;  // declared before, so destroyed after, every connection it cancels
+  SinkConnector connect_;
+  RetryPolicy retry_;
+  std::optional<StatementWriter> writer_;
+  std::unique_ptr<SinkConnection> connection_;  // at-least-once
+
+  // Exactly-once.
+  std::optional<XaCommitter> committer_;
+  UpsertBuffer::KeySet locked_;   // see locked_keys()
+  bool wait_for_commit_ = false;  // a write met a prepared transaction's lock
+  std::optional<ListState<std::vector<Value>>> transactions_state_;
+  std::optional<ListState<Row>> buffer_state_;
+
+  Counter* flushes_[4] = {};
+  Counter* keys_flushed_ = nullptr;
+  Counter* flush_micros_ = nullptr;
+  Counter* send_millis_ = nullptr;  // Flink's currentSendTime: the last flush, a gauge
+};
+
+}  // namespace
+
+bool holds(const std::string& column_type, const DataType& type) {
+  const std::string kind = column_type.substr(0, column_type.find_first_of("( "));
+  const auto is = [&](std::initializer_list<std::string_view> kinds) {
+    return std::find(kinds.begin(), kinds.end(), kind) != kinds.end();
+  };
+  const auto one_of = [&](std::initializer_list<TypeId> ids) {
+    return std::find(ids.begin(), ids.end(), type.id) != ids.end();
+  };
+  if (is({"tinyint", "smallint", "mediumint", "int", "integer", "bigint", "year"})) {
+    return one_of({TypeId::kBigint, TypeId::kBoolean}) ||
+           (type.id == TypeId::kDecimal && type.scale == 0);
+  }
+  if (is({"decimal", "numeric", "float", "double", "real"})) {
+    return one_of({TypeId::kBigint, TypeId::kBoolean, TypeId::kDecimal, TypeId::kDouble});
+  }
+  if (is({"bit"})) return one_of({TypeId::kBigint, TypeId::kBoolean, TypeId::kBytes});
+  if (is({"date"})) return type.id == TypeId::kDate;
+  if (is({"datetime", "timestamp"})) return one_of({TypeId::kDate, TypeId::kTimestamp});
+  if (is({"time"})) return type.id == TypeId::kTime;
+  if (is({"geometry", "point", "linestring", "polygon", "multipoint", "multilinestring",
+          "multipolygon", "geometrycollection"})) {
+    return type.id == TypeId::kBytes;
+  }
+  return true;  // text, binary, ENUM, SET, JSON, UUID, INET6
+}
+
+std::vector<OptionSpec> mysql_sink_option_specs() {
+  std::vector<OptionSpec> specs{
+      {.key = "sink.url",
+       .default_value = mysql_url_from_environment(),
+       .doc = "mysql://USER[:PASSWORD]@HOST[:PORT]/DB (localhost too is TCP) or "
+              "mysql://USER@/DB?socket=PATH; the password may come from SLUICE_MYSQL_PASSWORD",
+       .default_doc = "SLUICE_MYSQL_URL, if set",
+       .redact = redacted_mysql_url},
+      {.key = "sink.table", .doc = "the target table"},
+      {.key = "sink.primary-key",
+       .doc = "comma-separated key columns",
+       .default_doc = "the table's key"},
+      {.key = "sink.mode",
+       .type = OptionType::kEnum,
+       .doc = "upsert (last change per key) or append (insert every record)",
+       .choices = {"upsert", "append"},
+       .default_doc = "upsert with a key, else append"},
+      {.key = "sink.delivery",
+       .type = OptionType::kEnum,
+       .default_value = "at-least-once",
+       .doc = "at-least-once (a transaction per flush) or exactly-once (an XA transaction per "
+              "checkpoint)",
+       .choices = {"at-least-once", "exactly-once"}},
+      {.key = "sink.buffer-flush.max-rows",
+       .type = OptionType::kInteger,
+       .default_value = "100",
+       .doc = "input records after which the sink flushes; 0 = off"},
+      {.key = "sink.max-retries",
+       .type = OptionType::kInteger,
+       .default_value = "3",
+       .doc = "retries of a flush after a lost connection or a deadlock"},
+      {.key = "sink.socket-timeout",
+       .type = OptionType::kDuration,
+       .default_value = "60s",
+       .doc = "the longest a call may wait on the server; then it counts as a lost connection"},
+      {.key = "sink.on-error",
+       .type = OptionType::kEnum,
+       .default_value = "fail",
+       .doc = "a change whose values the server refuses (too long, out of range, a failed CHECK): "
+              "fail (the job fails, naming it) or dead-letter (it goes into "
+              "sink.dead-letter.table, and the job goes on)",
+       .choices = {"fail", "dead-letter"}},
+      {.key = "sink.dead-letter.table",
+       .default_value = "sluice_dead_letters",
+       .doc = "with sink.on-error=dead-letter: the table of sink.url's database, created when "
+              "missing, that takes the refused changes (job, source table, target, key, kind, "
+              "values, the server's error, the input position)"},
+      {.key = "sink.parallelism",
+       .type = OptionType::kInteger,
+       .doc = "subtasks of the sink; its input is hash-partitioned by the key",
+       .min = 1,
+       .default_doc = "as parallelism"},
+  };
+  const std::vector<OptionSpec> tls = tls_option_specs("sink.");
+  specs.insert(specs.begin() + 1, tls.begin(), tls.end());
+  return specs;
+}
+
+MySqlSinkOptions MySqlSinkOptions::from(const Config& config) {
+  MySqlSinkOptions options;
+  options.url = with_tls_options(MySqlUrl::parse(config.get_string("sink.url")), config, "sink.");
+  if (const auto table = config.find("sink.table")) options.table = *table;
+  if (const auto key = config.find("sink.primary-key")) options.key = split_list(*key);
+  if (const auto mode = config.find("sink.mode"))
+    options.mode = *mode == "append" ? Mode::kAppend : Mode::kUpsert;
+  options.max_rows = static_cast<size_t>(config.get_int("sink.buffer-flush.max-rows"));
+  options.max_retries = static_cast<int>(config.get_int("sink.max-retries"));
+  options.socket_timeout = std::max(
+      std::chrono::seconds(1),
+      std::chrono::duration_cast<std::chrono::seconds>(config.get_duration("sink.socket-timeout")));
+  options.delivery = config.get_string("sink.delivery") == "exactly-once" ? Delivery::kExactlyOnce
+                                                                          : Delivery::kAtLeastOnce;
+  if (config.get_string("sink.on-error") == "dead-letter") {
+    options.dead_letter_table = config.get_string("sink.dead-letter.table");
+  }
+  options.parallelism = static_cast<int>(
+      config.get_int(config.find("sink.parallelism") ? "sink.parallelism" : "parallelism"));
+  return options;
+}
+
+// With more than one subtask: what the target table's collations take the
+// key's text to be equal by, so that keys equal to it reach one subtask.
+std::vector<KeyImage> key_images(const MySqlSinkOptions& options, const Schema& input,
+                                 const std::vector<std::string>& key) {
+  const bool text_key = std::any_of(key.begin(), key.end(), [&](const std::string& name) {
+    const auto at = input.index_of(name);
+    return at && input.column(*at).type.id == TypeId::kString;
+  });
+  if (options.parallelism <= 1 || !text_key || options.connect) return {};
+  MySqlConnection connection(options.url);
+  const std::optional<TableInfo> table = connection.find_table(options.table);
+  if (!table) return {};  // the sink says so when it opens
+  std::vector<KeyImage> images;
+  for (const std::string& name : key) {
+    const TableColumn* column = table->column(name);
+    images.push_back(column != nullptr && holds_text(*column)
+                         ? collation_image(connection, column->charset, column->collation)
+                         : KeyImage());
+  }
+  return images;
+}
+
+SinkDef mysql_sink(const MySqlSinkOptions& options, const Schema& input) {
+  if (options.table.empty()) {
+    throw ConfigError("option 'sink.table' is required (the target table)");
+  }
+  const std::vector<std::string> key =
+      options.key.empty() ? input.primary_key_names() : options.key;
+  const MySqlSinkOptions::Mode mode = mode_of(options, key);
+  SinkDef def;
+  def.create = [options, input, key, mode](const SubtaskInfo&) -> std::unique_ptr<Sink> {
+    return std::make_unique<MySqlSink>(options, input, key, mode);
+  };
+  def.waits_on_io = true;  // on the server, for every statement
+  if (mode == MySqlSinkOptions::Mode::kUpsert) {
+    def.key_columns = key;
+    def.key_images = key_images(options, input, key);
+  }
+  def.check = [key, mode](const StreamType& in) {
+    std::vector<std::string> problems;
+    if (mode == MySqlSinkOptions::Mode::kUpsert && key.empty()) {
+      problems.push_back("upsert mode needs a key: declare a primary key for the sink");
+    }
+    if (mode == MySqlSinkOptions::Mode::kAppend && !in.mode.is_insert_only()) {
+      problems.push_back(key.empty() ? "declare a primary key for the sink when the input contains "
+                                       "update/delete (the input has " +
+                                           in.mode.to_string() + ")"
+                                     : "append mode takes inserts only; the input has " +
+                                           in.mode.to_string());
+    }
+    return problems;
+  };
+  return def;
+}
+
+}  // namespace sluice
+
+namespace sluice {
+
+SinkHandle add_mysql_sink(Stream input, const std::string& name, const MySqlSinkOptions& options) {
+  const Schema& schema = input.type().schema;
+  MySqlSinkOptions effective = options;
+  if (options.parallelism > 1 && !options.connect) {
+    // Writes to a table with another unique key must keep their order.
+    // (A server not reachable now is the open's to report.)
+    const std::vector<std::string> key =
+        options.key.empty() ? schema.primary_key_names() : options.key;
+    std::vector<TableIndex> others;
+    try {
+      MySqlConnection connection(options.url);
+      const std::optional<TableInfo> table = connection.find_table(options.table);
+      if (table && mode_of(options, key) == MySqlSinkOptions::Mode::kUpsert) {
+        others = other_unique_keys(*table, schema, key);
+      }
+    } catch (const MySqlError&) {
+    }
+    if (!others.empty()) {
+      spdlog::warn(
+          "mysql sink: table '{}' has {} besides the sink's key ({}): one subtask writes "
+          "it, in order (not {})",
+          options.table, describe_keys(others), join(key), options.parallelism);
+      effective.parallelism = 1;
+    }
+  }
+  SinkHandle sink = input.sink(name, mysql_sink(effective, schema));
+  sink.parallelism(effective.parallelism);
+  return sink;
+}
+
+}  // namespace sluice

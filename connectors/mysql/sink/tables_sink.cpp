@@ -1,0 +1,1066 @@
+#include "sluice/connectors/mysql/sink/tables_sink.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <exception>
+#include <memory>
+#include <mutex>
+
+#include "sluice/connectors/mysql/binlog_position.hpp"
+#include "sluice/connectors/mysql/sink/sink_connection.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/common/fault_point.hpp"
+
+namespace sluice {
+namespace {
+
+// Tables share a target only with the same table column, which keeps their
+// keys apart.
+void check_shared_targets(const std::vector<TableSchema>& tables,
+                          const std::vector<MySqlTableTarget>& targets) {
+  for (size_t t = 0; t < tables.size(); ++t) {
+    for (size_t u = 0; u < t; ++u) {
+      if (targets[u].table != targets[t].table) continue;
+      if (targets[t].table_column.empty() || targets[u].table_column != targets[t].table_column) {
+        throw ConfigError("tables '" + tables[u].name + "' and '" + tables[t].name +
+                          "' would both be written into table '" + targets[t].table +
+                          "', where their keys could collide: route them with a column for the "
+                          "source table's name, which joins the key (route=PATTERN -> " +
+                          targets[t].table + " (source_table))");
+      }
+    }
+  }
+}
+
+bool same_name(const std::string& a, const std::string& b);
+
+// Where the sink notes the last schema change it made to each target.
+constexpr char kMadeTable[] = "`sluice_schema_changes`";
+// Where the sink notes the targets it created in a run that has not yet
+// completed a checkpoint: no checkpoint names their tables, so a later
+// run starting afresh would not know them (see drop_leftovers()).
+constexpr char kCreatedTable[] = "`sluice_created_tables`";
+
+// Where a schema change is, as kMadeTable has it: its place in the binlog,
+// and among the changes of its statement ("mariadb-bin.000002:831#1"; the
+// part is 0 when left out).
+struct MadeAt {
+  BinlogPosition position;
+  uint32_t part = 0;
+
+  static std::optional<MadeAt> parse(const std::string& text) {
+    const size_t hash = text.find('#');
+    const std::optional<BinlogPosition> position = BinlogPosition::parse(text.substr(0, hash));
+    if (!position) return std::nullopt;
+    MadeAt at{*position};
+    if (hash != std::string::npos)
+      at.part = static_cast<uint32_t>(std::stoul(text.substr(hash + 1)));
+    return at;
+  }
+  std::string to_string() const { return position.to_string() + "#" + std::to_string(part); }
+  friend auto operator<=>(const MadeAt&, const MadeAt&) = default;
+};
+// How long an ALTER TABLE of a target waits for the table's lock.
+constexpr std::chrono::seconds kAlterLockWait{120};
+
+// Exactly-once, each table's sink holds a connection from the start (it
+// recovers its transactions there) and a second one while a checkpoint's
+// transaction waits to commit and the next one is open. A server that
+// cannot take the first of them would fail the job at one of its tables
+// with "Too many connections": say so at once, naming the setting.
+void check_connections(MySqlConnection& connection, size_t tables) {
+  const auto limit = connection.query("SELECT @@max_connections");
+  const auto connected = connection.query("SHOW GLOBAL STATUS LIKE 'Threads_connected'");
+  if (limit.empty() || connected.empty()) return;
+  const uint64_t max = std::stoull(limit.at(0).at(0).value_or("0"));
+  const uint64_t used = std::stoull(connected.at(0).at(1).value_or("0"));
+  const uint64_t spare = max > used ? max - used : 0;
+  const std::string need =
+      std::to_string(tables) + " tables need " + std::to_string(tables) + " to " +
+      std::to_string(2 * tables) +
+      " connections, and the server has max_connections=" + std::to_string(max) + " with " +
+      std::to_string(used) + " in use";
+  if (tables > spare) {
+    throw ConfigError(
+        "sink.delivery=exactly-once writes each table in XA transactions of its own, on a "
+        "connection of its own (two while a checkpoint commits): " +
+        need +
+        "; raise max_connections, capture fewer tables in one job, or use "
+        "sink.delivery=at-least-once, whose tables share one connection");
+  }
+  if (2 * tables > spare) {
+    spdlog::warn(
+        "mysql sink: sink.delivery=exactly-once: {}; a checkpoint that commits while every table "
+        "has written may find no connection free",
+        need);
+  }
+}
+
+// What one table's sink sees of the engine: the sink's context, with its
+// state kept under the table's name, and its own operator name, which
+// keeps its XA transactions apart from the other tables'. Its counters are
+// the sink's, so that they add up over the tables. The table's sink may be
+// replaced (its columns changed): forget() its actions before it goes.
+class TableContext final : public SinkContext {
+ public:
+  TableContext(SinkContext& sink, const std::string& table)
+      : sink_(sink), prefix_(table + "/"), info_(sink.subtask()) {
+    info_.operator_name += "/" + table;
+    sink_.register_cancel_action([this] {
+      std::lock_guard<std::mutex> lock(mutex_);
+      for (const auto& cancel : cancels_) cancel();
+    });
+  }
+
+  const SubtaskInfo& subtask() const override { return info_; }
+  Counter& counter(const std::string& name) override { return sink_.counter(name); }
+  RawValueState raw_value_state(const std::string& name) override {
+    return sink_.raw_value_state(prefix_ + name);
+  }
+  RawListState raw_list_state(const std::string& name) override {
+    return sink_.raw_list_state(prefix_ + name);
+  }
+  RawKeyedValueState raw_keyed_value_state(const std::string& name) override {
+    return sink_.raw_keyed_value_state(prefix_ + name);
+  }
+  RawKeyedMapState raw_keyed_map_state(const std::string& name) override {
+    return sink_.raw_keyed_map_state(prefix_ + name);
+  }
+  const std::string* current_key() const override { return sink_.current_key(); }
+  std::string describe_position(int64_t position) const override {
+    return sink_.describe_position(position);
+  }
+  std::optional<int64_t> restored_checkpoint() const override {
+    return sink_.restored_checkpoint();
+  }
+  bool resumed_from_older_checkpoint() const override {
+    return sink_.resumed_from_older_checkpoint();
+  }
+  bool checkpoints_enabled() const override { return sink_.checkpoints_enabled(); }
+  void register_cancel_action(std::function<void()> action) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cancels_.push_back(std::move(action));
+  }
+  void register_flush_action(std::function<void()> action) override { flush_ = std::move(action); }
+
+  /// Runs the flush action the table's sink registered.
+  void flush() const {
+    if (flush_) flush_();
+  }
+  /// Drops what the table's sink registered, before it goes.
+  void forget() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cancels_.clear();
+    flush_ = nullptr;
+  }
+
+ private:
+  SinkContext& sink_;
+  const std::string prefix_;
+  SubtaskInfo info_;
+  std::function<void()> flush_;
+  std::mutex mutex_;  // guards cancels_, which the engine runs from another thread
+  std::vector<std::function<void()>> cancels_;
+};
+
+// One connection that the tables' sinks write through, at-least-once: each
+// table's flush is a transaction, one after another on the sink's thread.
+// Opening a connection (TLS and all) costs more than most flushes, and a
+// job of a hundred tables would hold a hundred. A failure that loses the
+// connection makes the next connect() open a new one.
+//
+// The flushes of all tables at a FlushSignal or a barrier go in one
+// transaction (in_group()): a hundred tables' flush commits once. A
+// table's sink retries its own statements after a lost connection or a
+// deadlock, which would lose the other tables' part of the transaction:
+// in a group such a failure fails the sink instead, and the job resumes
+// from its checkpoint, replaying what the transaction held.
+class SharedConnection {
+ public:
+  SharedConnection(MySqlUrl url, std::chrono::seconds timeout, MySqlCanceller& canceller)
+      : url_(std::move(url)), session_{.timeout = timeout, .canceller = &canceller} {}
+
+  /// Runs `flushes` (of several tables' sinks) in one transaction.
+  template <typename F>
+  void in_group(F&& flushes) {
+    grouped_ = true;
+    begun_ = false;
+    try {
+      flushes();
+    } catch (...) {
+      grouped_ = false;
+      lost_ = true;  // whatever the transaction held is rolled back with the connection
+      throw;
+    }
+    grouped_ = false;
+    if (begun_) connection_->execute("COMMIT");
+  }
+
+  std::unique_ptr<SinkConnection> connect() {
+    live();
+    return std::make_unique<Handle>(*this);
+  }
+
+ private:
+  // The connection, a new one if the last was lost.
+  SinkConnection& live() {
+    if (!connection_ || lost_) {
+      connection_.reset();
+      connection_ = std::make_unique<MySqlSinkConnection>(url_, session_);
+      lost_ = false;
+    }
+    return *connection_;
+  }
+
+  // What a table's sink holds: the shared connection, whichever it is now.
+  class Handle final : public SinkConnection {
+   public:
+    explicit Handle(SharedConnection& shared) : shared_(shared) {}
+
+    void execute(std::string_view sql) override {
+      if (shared_.grouped_ && sql == "COMMIT") return;  // the group's, at its end
+      if (shared_.grouped_ && sql == "START TRANSACTION") {
+        if (std::exchange(shared_.begun_, true)) return;
+      }
+      call([&](SinkConnection& to) { to.execute(sql); });
+    }
+    uint64_t execute_bulk(const BulkSql& statement, const Batch& batch,
+                          std::span<const uint32_t> rows) override {
+      return call([&](SinkConnection& to) { return to.execute_bulk(statement, batch, rows); });
+    }
+    std::optional<TableInfo> find_table(const std::string& table) override {
+      return call([&](SinkConnection& to) { return to.find_table(table); });
+    }
+    uint64_t max_allowed_packet() override {
+      return call([&](SinkConnection& to) { return to.max_allowed_packet(); });
+    }
+    KeyImage text_image(const TableColumn& column, uint32_t prefix) override {
+      return call([&](SinkConnection& to) { return to.text_image(column, prefix); });
+    }
+    void xa(std::string_view, const Xid&) override { unshared(); }
+    std::vector<Xid> xa_recover() override { unshared(); }
+    void create_marker_table() override { unshared(); }
+    void insert_marker(const Xid&) override { unshared(); }
+    bool has_marker(const Xid&) override { unshared(); }
+    void delete_marker(const Xid&) override { unshared(); }
+    SessionId session() const override { return shared_.live().session(); }
+    void wait_until_gone(const SessionId& session) override {
+      call([&](SinkConnection& to) { to.wait_until_gone(session); });
+    }
+
+   private:
+    template <typename F>
+    auto call(F&& f) -> decltype(f(std::declval<SinkConnection&>())) {
+      try {
+        return f(shared_.live());
+      } catch (const MySqlError& e) {
+        if (e.retriable()) shared_.lost_ = true;
+        if (shared_.grouped_ && e.retriable()) {
+          throw Error(std::string(e.what()) +
+                      " (in the transaction of several tables' flush: not retried alone)");
+        }
+        throw;
+      }
+    }
+    [[noreturn]] static void unshared() {
+      throw std::logic_error("a shared connection carries no XA transaction");
+    }
+
+    SharedConnection& shared_;
+  };
+
+  MySqlUrl url_;
+  MySqlSession session_;
+  std::unique_ptr<SinkConnection> connection_;
+  bool lost_ = false;
+  bool grouped_ = false;  // in in_group()
+  bool begun_ = false;    // the group's transaction began
+};
+
+class MySqlTablesSink final : public Sink {
+ public:
+  MySqlTablesSink(MySqlSinkOptions options, std::vector<TableSchema> tables,
+                  std::vector<MySqlTableTarget> targets, bool create_tables,
+                  SchemaChangeBehavior behavior, std::vector<TableRoute> routes)
+      : options_(std::move(options)),
+        tables_(std::move(tables)),
+        targets_(std::move(targets)),
+        create_tables_(create_tables),
+        behavior_(behavior),
+        routes_(std::move(routes)) {}
+
+  // A table's sink opens when its first rows come, with their columns
+  // (which a restore may have changed); exactly-once, all open at once, to
+  // recover their transactions.
+  void open(SinkContext& context) override {
+    context_ = &context;
+    restored_ = context.restored_checkpoint().has_value();
+    if (options_.delivery == MySqlSinkOptions::Delivery::kAtLeastOnce && !options_.connect) {
+      shared_.emplace(options_.url, options_.socket_timeout, canceller_);
+      context.register_cancel_action([this] { canceller_.cancel(); });
+    }
+    prepare_targets();
+    sinks_.resize(tables_.size());
+    fitted_.resize(tables_.size());
+    gone_.resize(tables_.size());
+    for (const TableSchema& table : tables_) {
+      contexts_.push_back(std::make_unique<TableContext>(context, table.name));
+    }
+    if (options_.delivery == MySqlSinkOptions::Delivery::kExactlyOnce) {
+      for (size_t t = 0; t < tables_.size(); ++t) open_table(t, tables_[t].schema);
+    }
+    context.register_flush_action([this] {
+      in_group([this] {
+        for (const auto& table : contexts_) table->flush();
+      });
+    });
+  }
+
+  void on_schema_change(const SchemaChange& change) override {
+    const size_t t = change.table;
+    const auto* detail = dynamic_cast<const MySqlSchemaChange*>(change.detail.get());
+    if (t >= sinks_.size()) add_table(change, detail);
+    // Of the source's own making, not the user's DDL.
+    const bool fit = detail != nullptr && (detail->kind == MySqlSchemaChange::Kind::kFit ||
+                                           detail->kind == MySqlSchemaChange::Kind::kReread);
+    if (!change.restored && !fit &&
+        (behavior_ == SchemaChangeBehavior::kException || detail == nullptr)) {
+      throw ConfigError("table '" + change.after.name + "' changed: " + change.statement +
+                        " (schema.change.behavior=exception)");
+    }
+    // Exactly-once, the source sent the change once a checkpoint after the
+    // rows before it completed: their transactions commit now, so that no
+    // prepared one blocks the ALTER TABLE.
+    if (change.completed_checkpoint) notify_checkpoint_complete(*change.completed_checkpoint);
+    // The rows before the change are written under the columns they have;
+    // those after it, by a sink of the new columns.
+    if (sinks_[t]) {
+      sinks_[t]->finish();  // every change, a -U waiting for its +U too
+      sinks_[t]->close(std::nullopt);
+      contexts_[t]->forget();
+      sinks_[t].reset();
+      fitted_[t].reset();
+    }
+    gone_[t] = false;
+    if (!change.restored) {
+      // Made again after a drop: created, if need be, as it is now.
+      if (detail->kind == MySqlSchemaChange::Kind::kCreated)
+        targets_[t] = target_of(change, *detail);
+      change_target(t, *detail);
+      fault_point("mysql-sink-schema-change");
+    }
+    // Exactly-once, every table's sink stays open, its state saved at each checkpoint.
+    const bool exists = change.after.schema.size() > 0;
+    if (options_.delivery == MySqlSinkOptions::Delivery::kExactlyOnce && exists) {
+      open_table(t, change.after.schema);
+    }
+  }
+
+  void write(Row&&) override {
+    throw std::logic_error("the MySQL sink of several tables takes batches, each of one table");
+  }
+  void write_batch(Batch& rows) override {
+    if (rows.empty()) return;
+    const size_t t = rows.table();
+    if (!sinks_.at(t) && !gone_[t]) open_table(t, rows.schema());
+    if (gone_[t]) {
+      rows.clear();
+      return;
+    }
+    if (!fitted_[t]) {
+      sinks_[t]->write_batch(rows);
+      return;
+    }
+    Fitted& fitted = *fitted_[t];
+    fitted.take(rows);
+    sinks_[t]->write_batch(fitted.rows);
+  }
+  void finish() override {
+    for (const auto& sink : sinks_) {
+      if (sink) sink->finish();
+    }
+  }
+
+  void snapshot_state(int64_t id) override {
+    in_group([&] {
+      for (const auto& sink : sinks_) {
+        if (sink) sink->snapshot_state(id);
+      }
+    });
+  }
+  void notify_checkpoint_complete(int64_t id) override {
+    for (const auto& sink : sinks_) {
+      if (sink) sink->notify_checkpoint_complete(id);
+    }
+    // The checkpoint names every table the job has: a restore knows them.
+    if (!checkpointed_ && noted_created_) {
+      MySqlConnection connection(options_.url);
+      connection.execute(std::string("DELETE FROM ") + kCreatedTable +
+                         " WHERE job = " + connection.quote(context_->subtask().job_name));
+    }
+    checkpointed_ = true;
+  }
+  void notify_checkpoint_aborted(int64_t id) override {
+    for (const auto& sink : sinks_) {
+      if (sink) sink->notify_checkpoint_aborted(id);
+    }
+  }
+  // Every table's sink closes, whatever another's close threw.
+  void close(std::optional<int64_t> last_completed) override {
+    std::exception_ptr first;
+    for (const auto& sink : sinks_) {
+      try {
+        if (sink) sink->close(last_completed);
+      } catch (...) {
+        if (!first) first = std::current_exception();
+      }
+    }
+    if (first) std::rethrow_exception(first);
+  }
+
+ private:
+  // Runs `flushes` in one transaction where the tables share a connection.
+  template <typename F>
+  void in_group(F&& flushes) {
+    if (shared_) {
+      shared_->in_group(std::forward<F>(flushes));
+    } else {
+      flushes();
+    }
+  }
+
+  // Opens table t's sink, for rows of `schema`; or, in a restored run whose
+  // target this sink has dropped or renamed (a replay of the changes before
+  // that), takes the table for gone until its next schema change: the
+  // target has those changes, and the replay comes to the DROP or RENAME,
+  // made already.
+  void open_table(size_t t, const Schema& schema) {
+    if (restored_) {
+      MySqlConnection connection(options_.url);
+      if (!connection.find_table(targets_[t].table) && !made_changes(connection, t).empty()) {
+        spdlog::info(
+            "mysql sink: table '{}' of '{}' is gone, dropped or renamed by this job after its "
+            "checkpoint: the changes replayed before that are not written again",
+            targets_[t].table, tables_[t].name);
+        gone_[t] = true;
+        return;
+      }
+    }
+    sinks_[t] = table_sink(t, schema);
+  }
+
+  // The key of table t's target in kMadeTable, and the place in the binlog
+  // of the last schema change this sink made to it: none, if none.
+  std::string made_key(MySqlConnection& connection, size_t t) const {
+    return "job = " + connection.quote(contexts_[t]->subtask().job_name) +
+           " AND target = " + connection.quote(targets_[t].table);
+  }
+  std::vector<std::vector<std::optional<std::string>>> made_changes(MySqlConnection& connection,
+                                                                    size_t t) const {
+    try {
+      return connection.query(std::string("SELECT position FROM ") + kMadeTable + " WHERE " +
+                              made_key(connection, t));
+    } catch (const MySqlError& e) {
+      if (e.code() == 1146) return {};  // ER_NO_SUCH_TABLE: none made
+      throw;
+    }
+  }
+
+  // Table t's sink, for rows of `schema`, open.
+  //
+  // A restored run replays the changes after its checkpoint onto a target
+  // that may be ahead of it in its columns too: a column a replayed ALTER
+  // TABLE drops or renames is gone there already. Those changes are written
+  // to the columns the target has (the values of the others are the
+  // target's already, or the replayed ALTER's to drop), until the replay
+  // reaches the ALTER, which the target has and is not made again.
+  std::unique_ptr<Sink> table_sink(size_t t, const Schema& schema) {
+    MySqlSinkOptions options = options_;
+    options.table = targets_[t].table;
+    options.dead_letter_source = tables_[t].name;
+    options.key.clear();
+    options.mode.reset();
+    options.parallelism = 1;
+    std::vector<size_t> columns;
+    std::vector<Column> kept;
+    std::optional<TableInfo> target;
+    // Where the target may not have changed as its source did, its rows
+    // are written into the columns it has that fit.
+    const bool fit =
+        behavior_ == SchemaChangeBehavior::kTryEvolve || behavior_ == SchemaChangeBehavior::kIgnore;
+    if (restored_ || fit) target = MySqlConnection(options_.url).find_table(options.table);
+    for (size_t c = 0; c < schema.size(); ++c) {
+      if (target) {
+        const TableColumn* there = target->column(schema.column(c).name);
+        if (there == nullptr || (fit && !holds(there->column_type, schema.column(c).type))) {
+          continue;
+        }
+      }
+      columns.push_back(c);
+      kept.push_back(schema.column(c));
+    }
+    if (columns.size() < schema.size()) {
+      spdlog::info(
+          "mysql sink: table '{}' has not all the columns of '{}' (an ALTER TABLE dropped or "
+          "renamed them after the checkpoint, or schema.change.behavior left them out): writing "
+          "those it has",
+          options.table, tables_[t].name);
+    }
+    std::vector<std::string> key = schema.primary_key_names();
+    std::optional<Value> name;
+    if (const std::string& column = targets_[t].table_column; !column.empty()) {
+      kept.push_back({column, DataType::string()});
+      key.push_back(column);
+      name = Value(tables_[t].name);
+    }
+    // Keyed anew after the checkpoint: the rows replayed before that
+    // change (none, if the source held it back to a checkpoint) are written
+    // by the target's key.
+    bool rekeyed = false;
+    if (target && !std::equal(key.begin(), key.end(), target->primary_key.begin(),
+                              target->primary_key.end(), same_name)) {
+      const bool kept_key =
+          !target->primary_key.empty() &&
+          std::all_of(target->primary_key.begin(), target->primary_key.end(),
+                      [&](const std::string& k) {
+                        return std::any_of(kept.begin(), kept.end(),
+                                           [&](const Column& c) { return same_name(c.name, k); });
+                      });
+      if (kept_key) {
+        spdlog::info(
+            "mysql sink: table '{}' is keyed anew after the checkpoint: the changes "
+            "replayed are written by its key",
+            options.table);
+        key = target->primary_key;
+        rekeyed = true;
+      }
+    }
+    const Schema* written = &schema;
+    if (columns.size() < schema.size() || name || rekeyed) {
+      fitted_[t] = std::make_unique<Fitted>(Schema(std::move(kept), std::move(key)),
+                                            std::move(columns), std::move(name));
+      written = &fitted_[t]->schema;
+    }
+    if (shared_) {
+      options.connect = [this](const MySqlSession&) { return shared_->connect(); };
+    }
+    std::unique_ptr<Sink> sink = mysql_sink(options, *written).create(contexts_[t]->subtask());
+    try {
+      sink->open(*contexts_[t]);
+    } catch (...) {
+      contexts_[t]->forget();  // what it registered goes with it
+      throw;
+    }
+    return sink;
+  }
+
+  // Table t, new to the stream (created in the source after the job
+  // began): its target, where routes_ send it.
+  void add_table(const SchemaChange& change, const MySqlSchemaChange* detail) {
+    if (change.table != sinks_.size() || detail == nullptr ||
+        detail->kind != MySqlSchemaChange::Kind::kCreated) {
+      throw Error("table '" + change.after.name + "' is new to the stream (" + change.statement +
+                  "): not followed");
+    }
+    targets_.push_back(target_of(change, *detail));
+    tables_.push_back(change.after);
+    check_shared_targets(tables_, targets_);
+    contexts_.push_back(std::make_unique<TableContext>(*context_, change.after.name));
+    sinks_.emplace_back();
+    fitted_.emplace_back();
+    gone_.push_back(false);
+  }
+
+  // The target of the table `change` made, like it, where routes_ send it.
+  MySqlTableTarget target_of(const SchemaChange& change, const MySqlSchemaChange& detail) const {
+    TableInfo like;
+    like.columns = detail.after;
+    like.primary_key = change.after.schema.primary_key_names();
+    like.collation = detail.collation;
+    const size_t dot = change.after.name.find('.');
+    return route_target(
+        routes_, {change.after.name.substr(0, dot), change.after.name.substr(dot + 1)}, like);
+  }
+
+  // Makes `change` to table t's target, unless the target has a later one
+  // already (a replay after a restore): each change made is noted, with its
+  // place in the binlog, in the target's database (kMadeTable).
+  void change_target(size_t t, const MySqlSchemaChange& change) {
+    MySqlConnection connection(options_.url);
+    const std::string& name = targets_[t].table;
+    std::optional<TableInfo> target = connection.find_table(name);
+    using Kind = MySqlSchemaChange::Kind;
+    if (!target && change.kind != Kind::kCreated && change.kind != Kind::kDropped) {
+      throw ConfigError("table '" + name + "' is gone from " + options_.url.to_string());
+    }
+    // Where the change is: its place in the binlog, and among the changes
+    // of its statement (RENAME TABLE a TO b, b TO a changes one target twice).
+    const std::optional<MadeAt> at =
+        MadeAt::parse(change.position + "#" + std::to_string(change.part));
+    // A transaction that holds the table (a user's, say) makes the ALTER
+    // wait for its lock: a while, not for ever (the server's default is a year).
+    connection.execute("SET SESSION lock_wait_timeout = " + std::to_string(kAlterLockWait.count()));
+    // Read again: whatever the target has of the table goes, every time.
+    if (at && change.kind != Kind::kReread) {
+      connection.execute(std::string("CREATE TABLE IF NOT EXISTS ") + kMadeTable +
+                         " (job VARCHAR(255) NOT NULL, target VARCHAR(64) NOT NULL, position "
+                         "VARCHAR(255) NOT NULL, PRIMARY KEY (job, target))");
+      const auto made = made_changes(connection, t);
+      if (!made.empty()) {
+        const std::optional<MadeAt> last = MadeAt::parse(made[0][0].value_or(""));
+        if (last && *at <= *last) {
+          spdlog::info("mysql sink: table '{}' has the change at {} already (up to {})", name,
+                       at->to_string(), last->to_string());
+          return;
+        }
+      }
+    }
+    if (change.kind == Kind::kCreated && !change.renamed.empty()) {
+      move_target(connection, t, change);
+      target = connection.find_table(name);
+    }
+    for (const std::string& sql : target_statements(connection, t, target, change)) {
+      run_refusable(connection, sql);
+    }
+    if (!target && change.kind == Kind::kCreated) note_created(connection, name);
+    if (at && change.kind != Kind::kReread) {
+      connection.execute(std::string("REPLACE INTO ") + kMadeTable + " VALUES (" +
+                         connection.quote(contexts_[t]->subtask().job_name) + ", " +
+                         connection.quote(name) + ", " + connection.quote(at->to_string()) + ")");
+    }
+  }
+
+  // Table t, made by renaming table `change.renamed`: the renamed table's
+  // rows go from its target to t's. Targets of their own are renamed;
+  // otherwise the rows are copied, and then deleted from the old target
+  // (dropped, unless other tables share it). Run again after a crash in
+  // the middle, it finishes the move.
+  void move_target(MySqlConnection& connection, size_t t, const MySqlSchemaChange& change) {
+    const auto from_at = std::find_if(tables_.begin(), tables_.end(), [&](const TableSchema& x) {
+      return x.name == change.renamed;
+    });
+    if (from_at == tables_.end()) {
+      throw std::logic_error("mysql sink: renamed table '" + change.renamed + "' unknown");
+    }
+    const MySqlTableTarget& from = targets_[static_cast<size_t>(from_at - tables_.begin())];
+    const MySqlTableTarget& to = targets_[t];
+    const std::optional<TableInfo> old = connection.find_table(from.table);
+    if (!old) return;
+    const auto run = [&](const std::string& sql) {
+      spdlog::info("mysql sink: {}", sql);
+      connection.execute(sql);
+    };
+    const std::string old_name = quote_identifier(from.table);
+    const std::string new_name = quote_identifier(to.table);
+    const std::string of_table = from.table_column.empty()
+                                     ? std::string()
+                                     : " WHERE " + quote_identifier(from.table_column) + " = " +
+                                           connection.quote(change.renamed);
+    if (from.table == to.table) {
+      if (!to.table_column.empty()) {
+        run("UPDATE " + new_name + " SET " + quote_identifier(to.table_column) + " = " +
+            connection.quote(tables_[t].name) + of_table);
+      }
+      return;
+    }
+    std::optional<TableInfo> now = connection.find_table(to.table);
+    if (!now && from.table_column.empty() && to.table_column.empty()) {
+      run("RENAME TABLE " + old_name + " TO " + new_name);
+      return;
+    }
+    if (!now) {
+      run(create_table_sql(new_name, to.like));
+      now = connection.find_table(to.table);
+    }
+    std::string columns;
+    for (const TableColumn& column : now->columns) {
+      if (column.name == to.table_column || old->column(column.name) == nullptr ||
+          column.name == from.table_column) {
+        continue;
+      }
+      columns += (columns.empty() ? "" : ", ") + quote_identifier(column.name);
+    }
+    const std::string into =
+        to.table_column.empty() ? columns : columns + ", " + quote_identifier(to.table_column);
+    const std::string values =
+        to.table_column.empty() ? columns : columns + ", " + connection.quote(tables_[t].name);
+    run("REPLACE INTO " + new_name + " (" + into + ") SELECT " + values + " FROM " + old_name +
+        of_table);
+    run(from.table_column.empty() ? "DROP TABLE " + old_name
+                                  : "DELETE FROM " + old_name + of_table);
+  }
+
+  // Runs `sql`, a change of a target; under kTryEvolve, one the server
+  // refuses is left out.
+  void run_refusable(MySqlConnection& connection, const std::string& sql) const {
+    spdlog::info("mysql sink: {}", sql);
+    try {
+      connection.execute(sql);
+    } catch (const MySqlError& e) {
+      if (behavior_ != SchemaChangeBehavior::kTryEvolve || e.retriable()) throw;
+      spdlog::warn("mysql sink: refused, left out (schema.change.behavior=try_evolve): {}: {}", sql,
+                   e.what());
+      context_->counter("schema-changes-refused").add(1);
+    }
+  }
+
+  // What makes `change` to table t's target, which is `target` now (none:
+  // missing).
+  std::vector<std::string> target_statements(MySqlConnection& connection, size_t t,
+                                             const std::optional<TableInfo>& target,
+                                             const MySqlSchemaChange& change) const {
+    const std::string name = quote_identifier(targets_[t].table);
+    const bool evolve =
+        behavior_ == SchemaChangeBehavior::kEvolve || behavior_ == SchemaChangeBehavior::kTryEvolve;
+    const bool ignore = behavior_ == SchemaChangeBehavior::kIgnore;
+    const std::string& column = targets_[t].table_column;
+    const auto altering = [&](const MySqlSchemaChange& columns) {
+      std::vector<std::string> out;
+      for (const std::string& clause : target_alterations(*target, columns, behavior_)) {
+        out.push_back("ALTER TABLE " + name + " " + clause);
+      }
+      return out;
+    };
+    switch (change.kind) {
+      case MySqlSchemaChange::Kind::kCreated:
+        if (!target) {
+          if (!create_tables_) {
+            throw ConfigError("table '" + tables_[t].name + "' was created (" +
+                              "and sink.create-tables is off): its target '" + targets_[t].table +
+                              "' does not exist");
+          }
+          return {create_table_sql(name, targets_[t].like)};
+        }
+        if (ignore) return {};
+        return altering(change);  // from the columns the target has
+      case MySqlSchemaChange::Kind::kDropped:
+        // A target other tables share stays, as under lenient; a renamed
+        // table's goes with it (move_target()).
+        if (!evolve || !column.empty() || !target || !change.renamed.empty()) return {};
+        return {"DROP TABLE " + name};
+      case MySqlSchemaChange::Kind::kReread:
+      case MySqlSchemaChange::Kind::kTruncated:
+        if (!evolve && change.kind == MySqlSchemaChange::Kind::kTruncated) return {};
+        if (!column.empty()) {
+          return {"DELETE FROM " + name + " WHERE " + quote_identifier(column) + " = " +
+                  connection.quote(tables_[t].name)};
+        }
+        return {"TRUNCATE TABLE " + name};
+      case MySqlSchemaChange::Kind::kFit: {
+        if (behavior_ == SchemaChangeBehavior::kException || ignore) return {};  // as it is
+        MySqlSchemaChange fit = change;
+        fit.before.clear();
+        for (const TableColumn& c : target->columns) {  // whatever they are, its own name aside
+          if (c.name != column) fit.before.push_back(c);
+        }
+        return altering(fit);
+      }
+      case MySqlSchemaChange::Kind::kColumns:
+        break;
+    }
+    if (ignore) return {};
+    return altering(change);
+  }
+
+  // Each target as its source table is when the job starts: created when
+  // missing (with create_tables_). Starting afresh, an existing one (made
+  // by an earlier run that never took a checkpoint, or by hand) is brought
+  // to the source's columns as a change from its own to those would be,
+  // as behavior_ says. A restore leaves them as they are: they may be ahead.
+  // Exactly-once, the server must have a connection for each table first.
+  void prepare_targets() {
+    MySqlConnection connection(options_.url);
+    if (options_.delivery == MySqlSinkOptions::Delivery::kExactlyOnce) {
+      check_connections(connection, tables_.size());
+    }
+    if (!restored_) drop_leftovers(connection);
+    for (size_t t = 0; t < tables_.size(); ++t) {
+      const MySqlTableTarget& target = targets_[t];
+      if (const std::optional<TableInfo> found = connection.find_table(target.table)) {
+        if (restored_ || behavior_ == SchemaChangeBehavior::kException ||
+            behavior_ == SchemaChangeBehavior::kIgnore) {
+          continue;
+        }
+        MySqlSchemaChange start;
+        start.before = found->columns;
+        start.after = target.like.columns;
+        start.collation = target.like.collation;
+        start.key = target.like.primary_key;
+        for (const std::string& clause : target_alterations(*found, start, behavior_)) {
+          spdlog::info("mysql sink: table '{}' is brought to the columns of '{}'", target.table,
+                       tables_[t].name);
+          run_refusable(connection, "ALTER TABLE " + quote_identifier(target.table) + " " + clause);
+        }
+        continue;
+      }
+      if (!create_tables_) continue;
+      const std::string sql = create_table_sql(quote_identifier(target.table), target.like);
+      spdlog::info("mysql sink: creating table '{}' like '{}': {}", target.table, tables_[t].name,
+                   sql);
+      try {
+        connection.execute(sql);
+      } catch (const MySqlError& e) {
+        // Created meanwhile by another run: it is checked like any target.
+        if (e.code() != 1050) throw;  // ER_TABLE_EXISTS_ERROR
+      }
+      note_created(connection, target.table);
+    }
+  }
+
+  // Notes that this run created `target`, until a checkpoint completes.
+  void note_created(MySqlConnection& connection, const std::string& target) {
+    if (checkpointed_ || restored_) return;  // a checkpoint names its table
+    if (!noted_created_) {
+      connection.execute(std::string("CREATE TABLE IF NOT EXISTS ") + kCreatedTable +
+                         " (job VARCHAR(255) NOT NULL, target VARCHAR(64) NOT NULL, "
+                         "PRIMARY KEY (job, target))");
+      noted_created_ = true;
+    }
+    connection.execute(std::string("REPLACE INTO ") + kCreatedTable + " VALUES (" +
+                       connection.quote(context_->subtask().job_name) + ", " +
+                       connection.quote(target) + ")");
+  }
+
+  // Starting afresh: the targets an earlier run of the job created and
+  // that no table of this one has (their tables dropped or renamed in the
+  // source since: that run was stopped before any checkpoint named them)
+  // go, under kEvolve and kTryEvolve, as the source's DROP TABLE would
+  // have taken them.
+  void drop_leftovers(MySqlConnection& connection) {
+    std::vector<std::vector<std::optional<std::string>>> created;
+    const std::string job = connection.quote(context_->subtask().job_name);
+    try {
+      created = connection.query(std::string("SELECT target FROM ") + kCreatedTable +
+                                 " WHERE job = " + job);
+    } catch (const MySqlError& e) {
+      if (e.code() == 1146) return;  // ER_NO_SUCH_TABLE: none noted
+      throw;
+    }
+    const bool evolve =
+        behavior_ == SchemaChangeBehavior::kEvolve || behavior_ == SchemaChangeBehavior::kTryEvolve;
+    for (const auto& row : created) {
+      const std::string target = row.at(0).value_or("");
+      const bool ours = std::any_of(targets_.begin(), targets_.end(),
+                                    [&](const auto& to) { return same_name(to.table, target); });
+      if (ours) continue;
+      if (evolve) {
+        spdlog::info(
+            "mysql sink: table '{}', created by a run of this job stopped before its first "
+            "checkpoint, has no source table now: dropped",
+            target);
+        connection.execute("DROP TABLE IF EXISTS " + quote_identifier(target));
+      }
+      connection.execute(std::string("DELETE FROM ") + kCreatedTable + " WHERE job = " + job +
+                         " AND target = " + connection.quote(target));
+    }
+    noted_created_ = !created.empty();
+  }
+
+  const MySqlSinkOptions options_;
+  // Per table, as the stream's indexes: those created in the source after
+  // the job began come last (add_table()).
+  std::vector<TableSchema> tables_;
+  std::vector<MySqlTableTarget> targets_;
+  const bool create_tables_;
+  const SchemaChangeBehavior behavior_;
+  const std::vector<TableRoute> routes_;
+  SinkContext* context_ = nullptr;
+  MySqlCanceller canceller_;  // of shared_
+  // At-least-once, the connection every table's sink writes through.
+  std::optional<SharedConnection> shared_;
+  // Per table: its sink, and the context it sees. Contexts go after the
+  // sinks that hold them.
+  std::vector<std::unique_ptr<TableContext>> contexts_;
+  std::vector<std::unique_ptr<Sink>> sinks_;
+  // A table's sink writing other columns than its rows have (table_sink()):
+  // fewer, and the source table's name after them.
+  struct Fitted {
+    Fitted(Schema written, std::vector<size_t> of_rows, std::optional<Value> table_name)
+        : schema(std::move(written)), columns(std::move(of_rows)), name(std::move(table_name)) {}
+    // Moves `from`'s rows into `rows`, as the columns written.
+    void take(Batch& from) {
+      if (!name) {
+        rows.append_columns(from, columns);
+      } else {
+        from.for_each([&](uint32_t i) {
+          Row row;
+          row.kind = from.kind(i);
+          for (size_t c : columns) row.fields.push_back(from.column(c).value(i));
+          row.fields.push_back(*name);
+          rows.append(row);
+        });
+      }
+      from.clear();
+    }
+    Schema schema;                // the columns written
+    std::vector<size_t> columns;  // of the rows, in order
+    std::optional<Value> name;    // the last column's, if set
+    Batch rows{schema};
+  };
+  std::vector<std::unique_ptr<Fitted>> fitted_;
+  // A table whose target this sink dropped or renamed after the checkpoint
+  // the run resumed from, until its next schema change (open_table()).
+  std::vector<bool> gone_;
+  bool restored_ = false;       // the run resumed from a checkpoint
+  bool checkpointed_ = false;   // a checkpoint of this run completed
+  bool noted_created_ = false;  // kCreatedTable holds targets of this job
+};
+
+// Whether column names `a` and `b` name the same column (names are
+// case-insensitive).
+bool same_name(const std::string& a, const std::string& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) ==
+           std::tolower(static_cast<unsigned char>(y));
+  });
+}
+
+// The column named `name` in `columns`, or npos.
+size_t find_column(const std::vector<TableColumn>& columns, const std::string& name) {
+  for (size_t i = 0; i < columns.size(); ++i) {
+    if (same_name(columns[i].name, name)) return i;
+  }
+  return std::string::npos;
+}
+
+bool same_definition(const TableColumn& a, const TableColumn& b) {
+  return a.column_type == b.column_type && a.charset == b.charset && a.collation == b.collation &&
+         a.nullable == b.nullable;
+}
+
+}  // namespace
+
+std::vector<std::string> target_alterations(const TableInfo& target,
+                                            const MySqlSchemaChange& change,
+                                            SchemaChangeBehavior behavior) {
+  constexpr size_t npos = std::string::npos;
+  const bool lenient = behavior == SchemaChangeBehavior::kLenient;
+  std::vector<std::string> out;
+  std::vector<std::string> nullable;  // lenient: after the key, which may have held them
+  std::vector<TableColumn> now = target.columns;  // as the clauses so far leave it
+  std::vector<std::string> key = target.primary_key;
+  const auto rename_in_key = [&](const std::string& from, const std::string& to) {
+    for (std::string& k : key) {
+      if (same_name(k, from)) k = to;
+    }
+  };
+  for (const auto& [from, to] : change.renames) {
+    const size_t at = find_column(now, from);
+    if (at == npos || find_column(now, to) != npos) continue;
+    out.push_back("RENAME COLUMN " + quote_identifier(from) + " TO " + quote_identifier(to));
+    now[at].name = to;
+    rename_in_key(from, to);
+  }
+  for (const TableColumn& column : change.before) {
+    const bool renamed = std::any_of(change.renames.begin(), change.renames.end(),
+                                     [&](const auto& r) { return r.first == column.name; });
+    if (renamed || find_column(change.after, column.name) != npos) continue;
+    const size_t at = find_column(now, column.name);
+    if (at == npos) continue;
+    if (!lenient) {
+      out.push_back("DROP COLUMN " + quote_identifier(now[at].name));
+      std::erase_if(key, [&](const std::string& k) { return same_name(k, now[at].name); });
+      now.erase(now.begin() + static_cast<std::ptrdiff_t>(at));
+    } else if (!now[at].nullable) {
+      now[at].nullable = true;  // rows written from now on leave it NULL
+      nullable.push_back("MODIFY COLUMN " + column_sql(now[at]));
+    }
+  }
+  std::string previous;
+  for (const TableColumn& column : change.after) {
+    TableColumn wanted = column;
+    const size_t at = find_column(now, column.name);
+    const std::string position =
+        previous.empty() ? " FIRST" : " AFTER " + quote_identifier(previous);
+    const size_t after_previous = previous.empty() ? 0 : find_column(now, previous) + 1;
+    if (at == npos) {
+      // As the source added it, default and all, so that the rows there
+      // take the values they took in the source.
+      out.push_back("ADD COLUMN " + column_sql(wanted) + position);
+      now.insert(now.begin() + static_cast<std::ptrdiff_t>(after_previous), wanted);
+    } else {
+      const bool moved = !lenient && at != after_previous;
+      if (!same_definition(now[at], wanted) || moved) {
+        out.push_back("MODIFY COLUMN " + column_sql(wanted) + (moved ? position : ""));
+        now.erase(now.begin() + static_cast<std::ptrdiff_t>(at));
+        const size_t to = previous.empty() ? 0 : find_column(now, previous) + 1;
+        now.insert(now.begin() + static_cast<std::ptrdiff_t>(moved ? to : std::min(at, now.size())),
+                   wanted);
+      }
+    }
+    previous = column.name;
+  }
+  // The source's key, and after it the target's own key columns (a table
+  // column of merged shards).
+  if (!change.key.empty()) {
+    std::vector<std::string> wanted = change.key;
+    for (const std::string& k : target.primary_key) {
+      const auto named = [&](const std::string& name) { return same_name(name, k); };
+      const bool of_source = find_column(change.after, k) != npos ||
+                             find_column(change.before, k) != npos ||
+                             std::any_of(change.renames.begin(), change.renames.end(),
+                                         [&](const auto& r) { return named(r.first); });
+      if (!of_source && std::none_of(wanted.begin(), wanted.end(), named)) wanted.push_back(k);
+    }
+    if (!std::equal(key.begin(), key.end(), wanted.begin(), wanted.end(), same_name)) {
+      std::string columns;
+      for (const std::string& k : wanted) {
+        columns += (columns.empty() ? "" : ", ") + quote_identifier(k);
+      }
+      out.push_back(std::string(key.empty() ? "" : "DROP PRIMARY KEY, ") + "ADD PRIMARY KEY (" +
+                    columns + ")");
+    }
+  }
+  out.insert(out.end(), nullable.begin(), nullable.end());
+  if (!change.collation.empty() && change.collation != target.collation) {
+    out.push_back("COLLATE=" + change.collation);  // of the columns added later
+  }
+  return out;
+}
+
+SchemaChangeBehavior schema_change_behavior(const std::string& name) {
+  using enum SchemaChangeBehavior;
+  static const std::vector<std::pair<std::string, SchemaChangeBehavior>> kNames = {
+      {"lenient", kLenient}, {"evolve", kEvolve},       {"try_evolve", kTryEvolve},
+      {"ignore", kIgnore},   {"exception", kException},
+  };
+  for (const auto& [text, behavior] : kNames) {
+    if (text == name) return behavior;
+  }
+  throw ConfigError("schema.change.behavior: no behavior '" + name +
+                    "' (lenient, evolve, try_evolve, ignore, exception)");
+}
+
+SinkDef mysql_tables_sink(const MySqlSinkOptions& options, const std::vector<TableSchema>& tables,
+                          std::vector<MySqlTableTarget> targets, bool create_tables,
+                          SchemaChangeBehavior behavior, std::vector<TableRoute> routes) {
+  if (targets.size() != tables.size()) {
+    throw std::logic_error("mysql_tables_sink: a target per table");
+  }
+  check_shared_targets(tables, targets);
+  return SinkDef{
+      .create = [options, tables, targets = std::move(targets), create_tables, behavior,
+                 routes = std::move(routes)](const SubtaskInfo&) -> std::unique_ptr<Sink> {
+        return std::make_unique<MySqlTablesSink>(options, tables, targets, create_tables, behavior,
+                                                 routes);
+      },
+      .check =
+          [](const StreamType& input) {
+            std::vector<std::string> problems;
+            for (const TableSchema& table : input.tables) {
+              if (!table.schema.has_primary_key()) {
+                problems.push_back("table '" + table.name +
+                                   "' has no primary key: the sink writes each table by its key");
+              }
+            }
+            return problems;
+          },
+      .takes_tables = true,
+      .waits_on_io = true,  // on the server, for every statement
+  };
+}
+
+}  // namespace sluice
