@@ -1,4 +1,8 @@
 #include <catch2/catch.hpp>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "sluice/engine/common/error.hpp"
 #include "sluice/engine/graph/options.hpp"
@@ -238,4 +242,90 @@ TEST_CASE("a key another table uses is reported with what that table says of it"
   CHECK(config.get_string("sink.table") == "orders");
   CHECK_THROWS_WITH(config.set("source.urll", "x"),
                     Catch::Contains("unknown option 'source.urll'"));
+}
+
+namespace {
+
+struct BoundOptions {
+  enum class Color { kRed, kBlue };
+  int64_t rows = 7;
+  std::chrono::seconds timeout{90};
+  bool fast = false;
+  std::string name = "plain";
+  std::vector<std::string> key = {"a", "b"};
+  Color color = Color::kBlue;
+  std::optional<Color> tint;
+  std::string path;
+};
+
+OptionBinder<BoundOptions> bound_options() {
+  using Color = BoundOptions::Color;
+  OptionBinder<BoundOptions> binder;
+  binder.integer({.key = "t.rows", .doc = "rows"}, &BoundOptions::rows)
+      .duration({.key = "t.timeout", .doc = "timeout"}, &BoundOptions::timeout)
+      .boolean({.key = "t.fast", .doc = "fast"}, &BoundOptions::fast)
+      .text({.key = "t.name", .doc = "name"}, &BoundOptions::name)
+      .list({.key = "t.key", .doc = "key"}, &BoundOptions::key)
+      .choice({.key = "t.color", .doc = "color"}, &BoundOptions::color,
+              {{"red", Color::kRed}, {"blue", Color::kBlue}})
+      .choice({.key = "t.tint", .doc = "tint", .default_doc = "none"}, &BoundOptions::tint,
+              {{"red", Color::kRed}, {"blue", Color::kBlue}})
+      .text({.key = "t.path", .doc = "path", .required = true}, &BoundOptions::path);
+  return binder;
+}
+
+}  // namespace
+
+TEST_CASE("an option binder documents each field's default and reads keys into fields",
+          "[options]") {
+  const OptionBinder<BoundOptions> binder = bound_options();
+  const std::vector<OptionSpec> specs = binder.specs();
+  std::map<std::string, OptionSpec> by_key;
+  for (const OptionSpec& spec : specs) by_key[spec.key] = spec;
+  // The defaults are the struct's, in each option's syntax.
+  CHECK(by_key.at("t.rows").default_value == "7");
+  CHECK(by_key.at("t.rows").type == OptionType::kInteger);
+  CHECK(by_key.at("t.timeout").default_value == "90s");
+  CHECK(by_key.at("t.fast").default_value == "false");
+  CHECK(by_key.at("t.name").default_value == "plain");
+  CHECK(by_key.at("t.key").default_value == "a, b");
+  CHECK(by_key.at("t.color").default_value == "blue");
+  CHECK(by_key.at("t.color").choices == std::vector<std::string>{"red", "blue"});
+  CHECK(by_key.at("t.tint").documented_default() == "none");
+  CHECK(by_key.at("t.path").default_value.empty());
+
+  Config config{OptionTable(specs)};
+  config.set("t.path", "/data");
+  BoundOptions read;
+  binder.read(config, read);  // the defaults read back as they are
+  CHECK(read.rows == 7);
+  CHECK(read.timeout == std::chrono::seconds(90));
+  CHECK(read.key == std::vector<std::string>{"a", "b"});
+  CHECK(read.color == BoundOptions::Color::kBlue);
+  CHECK(!read.tint);
+  CHECK(read.path == "/data");
+
+  config.set("t.rows", "12");
+  config.set("t.timeout", "2min");
+  config.set("t.fast", "true");
+  config.set("t.name", "other");
+  config.set("t.key", "x, y ,z");
+  config.set("t.color", "red");
+  config.set("t.tint", "blue");
+  binder.read(config, read);
+  CHECK(read.rows == 12);
+  CHECK(read.timeout == std::chrono::seconds(120));
+  CHECK(read.fast);
+  CHECK(read.name == "other");
+  CHECK(read.key == std::vector<std::string>{"x", "y", "z"});
+  CHECK(read.color == BoundOptions::Color::kRed);
+  CHECK(read.tint == BoundOptions::Color::kBlue);
+}
+
+TEST_CASE("an option binder refuses to read without a required key, naming it", "[options]") {
+  const OptionBinder<BoundOptions> binder = bound_options();
+  const Config config{OptionTable(binder.specs())};
+  BoundOptions read;
+  CHECK_THROWS_WITH(binder.read(config, read),
+                    Catch::Contains("option 't.path' is required") && Catch::Contains("path"));
 }

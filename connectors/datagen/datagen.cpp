@@ -90,44 +90,56 @@ void parse_mix(const std::string& text, DatagenOptions& options) {
   }
 }
 
+// What parse_mix() reads: "I:60,U:30,D:10", weights of 0 left out.
+std::string mix_text(const DatagenOptions& options) {
+  std::string out;
+  const auto add = [&out](char kind, uint32_t weight) {
+    if (weight == 0) return;
+    if (!out.empty()) out += ',';
+    out += kind;
+    out += ':';
+    out += std::to_string(weight);
+  };
+  add('I', options.insert_weight);
+  add('U', options.update_weight);
+  add('D', options.delete_weight);
+  return out;
+}
+
+const OptionBinder<DatagenOptions>& binder() {
+  using Skew = DatagenOptions::Skew;
+  static const OptionBinder<DatagenOptions> binder =
+      OptionBinder<DatagenOptions>()
+          .integer({.key = "source.rows", .doc = "datagen: changes to generate; 0 = without end"},
+                   &DatagenOptions::rows)
+          .integer({.key = "source.keys",
+                    .doc = "datagen: keys to draw from; 0 = a new key for every insert"},
+                   &DatagenOptions::keys)
+          .bind({.key = "source.mix",
+                 .doc = "datagen: weights of inserts, updates and deletes, e.g. I:60,U:30,D:10"},
+                mix_text,
+                [](const Config& config, DatagenOptions& options) {
+                  parse_mix(config.get_string("source.mix"), options);
+                })
+          .choice({.key = "source.skew",
+                   .doc = "datagen: how updates and deletes pick keys (hot: 1% of keys get half)"},
+                  &DatagenOptions::skew,
+                  {{"uniform", Skew::kUniform}, {"zipf", Skew::kZipf}, {"hot", Skew::kHot}})
+          .integer({.key = "source.seed",
+                    .doc = "datagen: random seed; equal seeds give equal changelogs"},
+                   &DatagenOptions::seed)
+          .integer(source_rate_spec(), &DatagenOptions::rate);
+  return binder;
+}
+
 }  // namespace
 
-std::vector<OptionSpec> datagen_option_specs() {
-  return {
-      {.key = "source.rows",
-       .type = OptionType::kInteger,
-       .default_value = "1000000",
-       .doc = "datagen: changes to generate; 0 = without end"},
-      {.key = "source.keys",
-       .type = OptionType::kInteger,
-       .default_value = "0",
-       .doc = "datagen: keys to draw from; 0 = a new key for every insert"},
-      {.key = "source.mix",
-       .default_value = "I:100",
-       .doc = "datagen: weights of inserts, updates and deletes, e.g. I:60,U:30,D:10"},
-      {.key = "source.skew",
-       .type = OptionType::kEnum,
-       .default_value = "uniform",
-       .doc = "datagen: how updates and deletes pick keys (hot: 1% of keys get half)",
-       .choices = {"uniform", "zipf", "hot"}},
-      {.key = "source.seed",
-       .type = OptionType::kInteger,
-       .default_value = "1",
-       .doc = "datagen: random seed; equal seeds give equal changelogs"},
-      source_rate_spec(),
-  };
-}
+std::vector<OptionSpec> datagen_option_specs() { return binder().specs(); }
 
 DatagenOptions DatagenOptions::from(const Config& config, Schema schema) {
   DatagenOptions options;
   options.schema = std::move(schema);
-  options.rows = static_cast<uint64_t>(config.get_int("source.rows"));
-  options.keys = static_cast<uint64_t>(config.get_int("source.keys"));
-  parse_mix(config.get_string("source.mix"), options);
-  const std::string skew = config.get_string("source.skew");
-  options.skew = skew == "zipf" ? Skew::kZipf : skew == "hot" ? Skew::kHot : Skew::kUniform;
-  options.seed = static_cast<uint64_t>(config.get_int("source.seed"));
-  options.rate = static_cast<double>(config.get_int("source.rate"));
+  binder().read(config, options);
 
   const bool changes_keys = options.update_weight > 0 || options.delete_weight > 0;
   if (options.insert_weight + options.update_weight + options.delete_weight == 0) {

@@ -507,51 +507,47 @@ class ChangelogFileSource final : public Source {
   std::ofstream dead_letter_;
 };
 
+const OptionBinder<ChangelogFileOptions>& binder() {
+  using Format = ChangelogFileOptions::Format;
+  using OnError = ChangelogFileOptions::OnError;
+  static const OptionBinder<ChangelogFileOptions> binder =
+      OptionBinder<ChangelogFileOptions>()
+          .text({.key = "source.path", .doc = "changelog-file: the file to read", .required = true},
+                &ChangelogFileOptions::path)
+          .choice({.key = "source.format", .doc = "changelog-file: csv or debezium-json"},
+                  &ChangelogFileOptions::format,
+                  {{"csv", Format::kCsv}, {"debezium-json", Format::kDebeziumJson}})
+          // Read by the job, which hands the source its Schema.
+          .bind({.key = "source.schema",
+                 .doc = "changelog-file: the columns, e.g. id BIGINT, amount DECIMAL(10,2), "
+                        "PRIMARY KEY (id)"})
+          .choice({.key = "source.changelog-mode",
+                   .doc = "changelog-file: the kinds a line may carry (all, or insert-only)"},
+                  &ChangelogFileOptions::mode,
+                  {{"all", ChangelogMode::all()}, {"insert-only", ChangelogMode::insert_only()}})
+          .choice({.key = "source.on-error",
+                   .doc = "changelog-file: a malformed line fails the job, or is skipped and "
+                          "counted"},
+                  &ChangelogFileOptions::on_error,
+                  {{"fail", OnError::kFail}, {"skip", OnError::kSkip}})
+          .text({.key = "source.dead-letter",
+                 .doc = "changelog-file: with on-error=skip, where skipped lines go (JSON lines)"},
+                &ChangelogFileOptions::dead_letter)
+          .integer(source_rate_spec(), &ChangelogFileOptions::rate);
+  return binder;
+}
+
 }  // namespace
 
-std::vector<OptionSpec> changelog_file_option_specs() {
-  return {
-      {.key = "source.path", .doc = "changelog-file: the file to read"},
-      {.key = "source.format",
-       .type = OptionType::kEnum,
-       .default_value = "csv",
-       .doc = "changelog-file: csv or debezium-json",
-       .choices = {"csv", "debezium-json"}},
-      {.key = "source.schema",
-       .doc =
-           "changelog-file: the columns, e.g. id BIGINT, amount DECIMAL(10,2), PRIMARY KEY (id)"},
-      {.key = "source.changelog-mode",
-       .type = OptionType::kEnum,
-       .default_value = "all",
-       .doc = "changelog-file: the kinds a line may carry (all, or insert-only)",
-       .choices = {"all", "insert-only"}},
-      {.key = "source.on-error",
-       .type = OptionType::kEnum,
-       .default_value = "fail",
-       .doc = "changelog-file: a malformed line fails the job, or is skipped and counted",
-       .choices = {"fail", "skip"}},
-      {.key = "source.dead-letter",
-       .doc = "changelog-file: with on-error=skip, where skipped lines go (JSON lines)"},
-      source_rate_spec(),
-  };
-}
+std::vector<OptionSpec> changelog_file_option_specs() { return binder().specs(); }
 
 ChangelogFileOptions ChangelogFileOptions::from(const Config& config, Schema schema) {
   ChangelogFileOptions options;
-  options.path = config.get_string("source.path");
+  binder().read(config, options);
   // Checked now, before the job starts; the source checks again when it opens.
   if (::access(options.path.c_str(), R_OK) != 0)
     throw ConfigError(cannot_read(options.path, errno));
-  options.format =
-      config.get_string("source.format") == "csv" ? Format::kCsv : Format::kDebeziumJson;
   options.schema = std::move(schema);
-  options.mode = config.get_string("source.changelog-mode") == "insert-only"
-                     ? ChangelogMode::insert_only()
-                     : ChangelogMode::all();
-  options.on_error =
-      config.get_string("source.on-error") == "skip" ? OnError::kSkip : OnError::kFail;
-  options.dead_letter = config.find("source.dead-letter").value_or("");
-  options.rate = static_cast<double>(config.get_int("source.rate"));
   return options;
 }
 

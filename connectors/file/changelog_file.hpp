@@ -32,16 +32,21 @@ namespace sluice {
 /// `source.dead-letter` (one JSON object per line: file, line, error,
 /// record).
 struct ChangelogFileOptions {
+  /// The file to read. Required.
   std::string path;
+  /// How a line is written: CSV (`+I,1,...`) or Debezium JSON. Default: CSV.
   enum class Format { kCsv, kDebeziumJson } format = Format::kCsv;
-  /// The columns of the records and their types.
+  /// The columns of the records and their types. Required.
   Schema schema;
   /// The kinds a line may carry; another is a malformed line. Default: all.
   ChangelogMode mode = ChangelogMode::all();
+  /// What a malformed line does: fail the job, or be skipped and counted.
+  /// Default: fail.
   enum class OnError { kFail, kSkip } on_error = OnError::kFail;
   /// Where skipped lines go; empty = nowhere (they are still counted).
+  /// Default: empty.
   std::string dead_letter;
-  /// Records per second; 0 = as fast as possible.
+  /// Records per second; 0 = as fast as possible. Default: 0.
   double rate = 0;
 
   /// Reads the `source.*` keys of changelog_file_option_specs().

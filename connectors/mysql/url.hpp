@@ -59,4 +59,23 @@ std::string redacted_mysql_url(std::string_view url);
 /// that name a server.
 std::string mysql_url_from_environment();
 
+/// Binds `<prefix>url`, documented by `doc`, and its TLS keys to `field`:
+/// the URL parsed, those keys applied. Its default is SLUICE_MYSQL_URL.
+template <typename Options>
+void bind_mysql_url(OptionBinder<Options>& binder, const std::string& prefix, std::string doc,
+                    MySqlUrl Options::*field) {
+  const std::string key = prefix + "url";
+  binder.bind({.key = key,
+               .default_value = mysql_url_from_environment(),
+               .doc = std::move(doc),
+               .default_doc = "SLUICE_MYSQL_URL, if set",
+               .redact = redacted_mysql_url,
+               .required = true},
+              nullptr, [field, key, prefix](const Config& config, Options& options) {
+                options.*field =
+                    with_tls_options(MySqlUrl::parse(config.get_string(key)), config, prefix);
+              });
+  for (OptionSpec& spec : tls_option_specs(prefix)) binder.bind(std::move(spec));
+}
+
 }  // namespace sluice

@@ -2,11 +2,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 /// Options are `key=value` strings checked against one table of known keys.
@@ -35,6 +37,9 @@ struct OptionSpec {
   std::string default_doc;
   /// How a value is shown (describe, logs), for values holding a secret.
   std::string (*redact)(std::string_view value) = nullptr;
+  /// Reading the options needs a value: without one (set or default) the
+  /// error says the key is required (OptionBinder::read()).
+  bool required = false;
 
   /// What a value must look like, for error messages and docs.
   std::string accepts() const;
@@ -138,5 +143,162 @@ class Config {
 /// then every `--set` assignment, so `--set` wins.
 Config make_config(OptionTable table, const std::optional<std::string>& config_file,
                    const std::vector<std::string>& assignments);
+
+/// The keys of an options struct, each bound once to its field: the key's
+/// spec (doc, type, limits) and how the field is read from a Config and
+/// shown. A key's documented default is its field's value in a
+/// default-constructed `Options`, so a default is written once, in the
+/// struct. RuntimeOptions and the connectors' options are read so:
+///
+///   static const OptionBinder<DatagenOptions> kBinder =
+///       OptionBinder<DatagenOptions>()
+///           .integer({.key = "source.rows", .doc = "changes to generate"},
+///                    &DatagenOptions::rows)
+///           .choice({.key = "source.skew", .doc = "..."}, &DatagenOptions::skew,
+///                   {{"uniform", Skew::kUniform}, {"zipf", Skew::kZipf}});
+///   kBinder.specs();                      // for the option table
+///   kBinder.read(config, options);        // from a config
+template <typename Options>
+class OptionBinder {
+  template <typename T>
+  struct Unwrap {
+    using type = T;
+  };
+  template <typename T>
+  struct Unwrap<std::optional<T>> {
+    using type = T;
+  };
+  /// What a field holds: T of an optional<T>.
+  template <typename T>
+  using Unwrapped = typename Unwrap<T>::type;
+
+ public:
+  /// The field's value in the option's syntax; empty: none to show.
+  using Show = std::function<std::string(const Options&)>;
+  /// Reads the key's value (it has one) into the options.
+  using Read = std::function<void(const Config&, Options&)>;
+
+  /// A key read and shown as given. Without `show` the spec's own
+  /// default_value (or default_doc) stands; without `read` the key is
+  /// documented here and read elsewhere (by the job, say).
+  OptionBinder& bind(OptionSpec spec, Show show = nullptr, Read read = nullptr) {
+    bindings_.push_back({std::move(spec), std::move(show), std::move(read)});
+    return *this;
+  }
+
+  /// A whole number (any arithmetic field: `source.rate` is a double).
+  template <typename Number>
+  OptionBinder& integer(OptionSpec spec, Number Options::*field) {
+    spec.type = OptionType::kInteger;
+    const std::string key = spec.key;
+    return bind(
+        std::move(spec),
+        [field](const Options& o) { return std::to_string(static_cast<int64_t>(o.*field)); },
+        [field, key](const Config& config, Options& o) {
+          o.*field = static_cast<Number>(config.get_int(key));
+        });
+  }
+
+  template <typename Rep, typename Period>
+  OptionBinder& duration(OptionSpec spec, std::chrono::duration<Rep, Period> Options::*field) {
+    spec.type = OptionType::kDuration;
+    const std::string key = spec.key;
+    return bind(
+        std::move(spec),
+        [field](const Options& o) {
+          return format_duration(std::chrono::duration_cast<std::chrono::milliseconds>(o.*field));
+        },
+        [field, key](const Config& config, Options& o) {
+          o.*field = std::chrono::duration_cast<std::chrono::duration<Rep, Period>>(
+              config.get_duration(key));
+        });
+  }
+
+  OptionBinder& boolean(OptionSpec spec, bool Options::*field) {
+    spec.type = OptionType::kBoolean;
+    const std::string key = spec.key;
+    return bind(
+        std::move(spec), [field](const Options& o) { return o.*field ? "true" : "false"; },
+        [field, key](const Config& config, Options& o) { o.*field = config.get_bool(key); });
+  }
+
+  OptionBinder& text(OptionSpec spec, std::string Options::*field) {
+    const std::string key = spec.key;
+    return bind(
+        std::move(spec), [field](const Options& o) { return o.*field; },
+        [field, key](const Config& config, Options& o) { o.*field = config.get_string(key); });
+  }
+
+  /// A comma-separated list (split_list()).
+  OptionBinder& list(OptionSpec spec, std::vector<std::string> Options::*field) {
+    const std::string key = spec.key;
+    return bind(
+        std::move(spec),
+        [field](const Options& o) {
+          std::string out;
+          for (const std::string& item : o.*field) out += (out.empty() ? "" : ", ") + item;
+          return out;
+        },
+        [field, key](const Config& config, Options& o) {
+          o.*field = split_list(config.get_string(key));
+        });
+  }
+
+  /// One of `names`, each a word of the option and the value it stands
+  /// for; the field may be optional (unset: nothing to show).
+  template <typename Field>
+  OptionBinder& choice(OptionSpec spec, Field Options::*field,
+                       std::vector<std::pair<std::string, Unwrapped<Field>>> names) {
+    spec.type = OptionType::kEnum;
+    spec.choices.clear();
+    for (const auto& [name, value] : names) spec.choices.push_back(name);
+    const std::string key = spec.key;
+    return bind(
+        std::move(spec),
+        [field, names](const Options& o) {
+          for (const auto& [name, value] : names) {
+            if (o.*field == value) return name;
+          }
+          return std::string();
+        },
+        [field, names, key](const Config& config, Options& o) {
+          const std::string word = config.get_string(key);
+          for (const auto& [name, value] : names) {
+            if (name == word) o.*field = value;
+          }
+        });
+  }
+
+  /// The keys, with their defaults as a default-constructed Options has
+  /// them (where the spec documents none itself).
+  std::vector<OptionSpec> specs() const {
+    const Options defaults{};
+    std::vector<OptionSpec> out;
+    for (const Binding& binding : bindings_) {
+      OptionSpec spec = binding.spec;
+      if (binding.show && spec.default_doc.empty()) spec.default_value = binding.show(defaults);
+      out.push_back(std::move(spec));
+    }
+    return out;
+  }
+
+  /// Reads every bound key that has a value in `config` into `options`;
+  /// throws ConfigError for a required key without one.
+  void read(const Config& config, Options& options) const {
+    for (const Binding& binding : bindings_) {
+      if (binding.read && (binding.spec.required || config.find(binding.spec.key))) {
+        binding.read(config, options);
+      }
+    }
+  }
+
+ private:
+  struct Binding {
+    OptionSpec spec;
+    Show show;
+    Read read;
+  };
+  std::vector<Binding> bindings_;
+};
 
 }  // namespace sluice

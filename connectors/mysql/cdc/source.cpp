@@ -1127,80 +1127,94 @@ class MySqlCdcSource final : public Source {
   std::optional<int64_t> released_by_;  // a checkpoint completed since
 };
 
+// Made on each call: the URL's default is SLUICE_MYSQL_URL as the
+// environment has it now.
+OptionBinder<MySqlCdcOptions> binder() {
+  using Startup = MySqlCdcOptions::Startup;
+  OptionBinder<MySqlCdcOptions> b;
+  bind_mysql_url(b, "source.",
+                 "mysql-cdc: the server to read, mysql://USER[:PASSWORD]@HOST[:PORT]/DB; the "
+                 "user needs REPLICATION SLAVE and BINLOG MONITOR (REPLICATION CLIENT)",
+                 &MySqlCdcOptions::url);
+  b.list({.key = "source.table",
+          .doc = "mysql-cdc: the table whose changes are read, or several of the same columns "
+                 "and key, comma-separated, as one stream"},
+         &MySqlCdcOptions::tables)
+      .list({.key = "source.tables",
+             .doc = "mysql-cdc: db.table regular expressions, comma-separated "
+                    "(shop.orders_[0-9]+, shop.*): every table they match, each with its own "
+                    "columns, read through one binlog connection; instead of source.table"},
+            &MySqlCdcOptions::patterns)
+      .bind(
+          {.key = "source.server-id",
+           .type = OptionType::kInteger,
+           .doc = "mysql-cdc: the replica id it reads the binlog as, unique among the server's "
+                  "replicas; 0 = one derived from job.name"},
+          [](const MySqlCdcOptions& o) { return std::to_string(o.server_id); },
+          [](const Config& config, MySqlCdcOptions& o) {
+            const int64_t id = config.get_int("source.server-id");
+            if (id < 0 || id > 0xffffffffLL) {
+              throw ConfigError("option 'source.server-id' expects 0 to 4294967295, got " +
+                                std::to_string(id));
+            }
+            o.server_id = static_cast<uint32_t>(id);
+          })
+      .bind(
+          {.key = "source.startup-mode",
+           .doc = "mysql-cdc: initial (a snapshot, then the binlog), snapshot (the snapshot "
+                  "alone, then the job ends), latest (the binlog from its end), or a binlog "
+                  "position FILE:OFFSET"},
+          [](const MySqlCdcOptions& o) {
+            switch (o.startup) {
+              case Startup::kInitial:
+                return std::string("initial");
+              case Startup::kSnapshot:
+                return std::string("snapshot");
+              case Startup::kLatest:
+                return std::string("latest");
+              case Startup::kPosition:
+                break;
+            }
+            return o.position.to_string();
+          },
+          [](const Config& config, MySqlCdcOptions& o) {
+            const std::string startup = config.get_string("source.startup-mode");
+            if (startup == "initial") {
+              o.startup = Startup::kInitial;
+            } else if (startup == "snapshot") {
+              o.startup = Startup::kSnapshot;
+            } else if (startup == "latest") {
+              o.startup = Startup::kLatest;
+            } else if (const auto position = BinlogPosition::parse(startup)) {
+              o.startup = Startup::kPosition;
+              o.position = *position;
+            } else {
+              throw ConfigError(
+                  "option 'source.startup-mode' expects initial, snapshot, latest or "
+                  "FILE:OFFSET (mariadb-bin.000002:344), got '" +
+                  startup + "'");
+            }
+          })
+      .integer(source_rate_spec(), &MySqlCdcOptions::rate)
+      .integer({.key = "source.snapshot.chunk-rows",
+                .doc = "mysql-cdc: rows per snapshot query, in primary-key order",
+                .min = 1},
+               &MySqlCdcOptions::chunk_rows);
+  return b;
+}
+
 }  // namespace
 
-std::vector<OptionSpec> mysql_cdc_option_specs() {
-  std::vector<OptionSpec> specs{
-      {.key = "source.url",
-       .default_value = mysql_url_from_environment(),
-       .doc = "mysql-cdc: the server to read, mysql://USER[:PASSWORD]@HOST[:PORT]/DB; the user "
-              "needs REPLICATION SLAVE and BINLOG MONITOR (REPLICATION CLIENT)",
-       .default_doc = "SLUICE_MYSQL_URL, if set",
-       .redact = redacted_mysql_url},
-      {.key = "source.table",
-       .doc = "mysql-cdc: the table whose changes are read, or several of the same columns "
-              "and key, comma-separated, as one stream"},
-      {.key = "source.tables",
-       .doc = "mysql-cdc: db.table regular expressions, comma-separated (shop.orders_[0-9]+, "
-              "shop.*): every table they match, each with its own columns, read through one "
-              "binlog connection; instead of source.table"},
-      {.key = "source.server-id",
-       .type = OptionType::kInteger,
-       .default_value = "0",
-       .doc = "mysql-cdc: the replica id it reads the binlog as, unique among the server's "
-              "replicas; 0 = one derived from job.name"},
-      {.key = "source.startup-mode",
-       .default_value = "initial",
-       .doc = "mysql-cdc: initial (a snapshot, then the binlog), snapshot (the snapshot alone, "
-              "then the job ends), latest (the binlog from its end), or a binlog position "
-              "FILE:OFFSET"},
-      source_rate_spec(),
-      {.key = "source.snapshot.chunk-rows",
-       .type = OptionType::kInteger,
-       .default_value = "1000",
-       .doc = "mysql-cdc: rows per snapshot query, in primary-key order",
-       .min = 1},
-  };
-  const std::vector<OptionSpec> tls = tls_option_specs("source.");
-  specs.insert(specs.begin() + 1, tls.begin(), tls.end());
-  return specs;
-}
+std::vector<OptionSpec> mysql_cdc_option_specs() { return binder().specs(); }
 
 MySqlCdcOptions MySqlCdcOptions::from(const Config& config) {
   MySqlCdcOptions options;
-  options.url =
-      with_tls_options(MySqlUrl::parse(config.get_string("source.url")), config, "source.");
-  if (const auto patterns = config.find("source.tables")) options.patterns = split_list(*patterns);
-  if (const auto tables = config.find("source.table")) options.tables = split_list(*tables);
+  binder().read(config, options);
   if (!options.patterns.empty() && !options.tables.empty()) {
     throw ConfigError("options 'source.table' and 'source.tables' are both set: give one");
   }
   if (options.tables.empty() && options.patterns.empty()) {
     throw ConfigError("option 'source.table' (or 'source.tables') names no table");
-  }
-  const int64_t server_id = config.get_int("source.server-id");
-  if (server_id < 0 || server_id > 0xffffffffLL) {
-    throw ConfigError("option 'source.server-id' expects 0 to 4294967295, got " +
-                      std::to_string(server_id));
-  }
-  options.server_id = static_cast<uint32_t>(server_id);
-  options.chunk_rows = static_cast<size_t>(config.get_int("source.snapshot.chunk-rows"));
-  options.rate = static_cast<double>(config.get_int("source.rate"));
-  const std::string startup = config.get_string("source.startup-mode");
-  if (startup == "initial") {
-    options.startup = Startup::kInitial;
-  } else if (startup == "snapshot") {
-    options.startup = Startup::kSnapshot;
-  } else if (startup == "latest") {
-    options.startup = Startup::kLatest;
-  } else if (const auto position = BinlogPosition::parse(startup)) {
-    options.startup = Startup::kPosition;
-    options.position = *position;
-  } else {
-    throw ConfigError(
-        "option 'source.startup-mode' expects initial, snapshot, latest or FILE:OFFSET "
-        "(mariadb-bin.000002:344), got '" +
-        startup + "'");
   }
   return options;
 }

@@ -35,16 +35,19 @@ namespace sluice {
 /// parallelism 1, and hands control back to its task at least every 100 ms
 /// whatever the server sends.
 struct MySqlCdcOptions {
+  /// The server read, and the database of `tables`. Default: SLUICE_MYSQL_URL.
   MySqlUrl url;
   /// Tables of the URL's database whose changes make one stream: shards of
-  /// one table, with the same columns and key.
+  /// one table, with the same columns and key. Default: none; one of
+  /// `tables` and `patterns` is required.
   std::vector<std::string> tables;
   /// Or: `db.table` patterns (match_tables()); the tables they match make a
   /// stream of several tables (StreamType::tables, named "db.table"), each
   /// with its own columns and key, read through one binlog connection.
+  /// Default: none.
   std::vector<std::string> patterns;
   /// The id it reads the binlog under, unique among the server's replicas;
-  /// 0 picks one from the job's and the operator's names.
+  /// 0 picks one from the job's and the operator's names. Default: 0.
   uint32_t server_id = 0;
   enum class Startup {
     kInitial,   ///< snapshot, then the binlog
@@ -52,11 +55,13 @@ struct MySqlCdcOptions {
     kLatest,    ///< the binlog from where it ends now, no snapshot
     kPosition,  ///< the binlog from `position`, no snapshot
   };
+  /// Where it starts. Default: kInitial.
   Startup startup = Startup::kInitial;
+  /// Of kPosition: where in the binlog. Default: none.
   BinlogPosition position;
-  /// Rows per snapshot query.
+  /// Rows per snapshot query. Default: 1000.
   size_t chunk_rows = 1000;
-  /// Records per second; 0 = as fast as possible.
+  /// Records per second; 0 = as fast as possible. Default: 0.
   double rate = 0;
 
   /// Reads the `source.*` keys of mysql_cdc_option_specs().

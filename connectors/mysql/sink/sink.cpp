@@ -498,6 +498,67 @@ class MySqlSink final : public Sink {
   Counter* send_millis_ = nullptr;  // Flink's currentSendTime: the last flush, a gauge
 };
 
+// Made on each call: the URL's default is SLUICE_MYSQL_URL as the
+// environment has it now.
+OptionBinder<MySqlSinkOptions> binder() {
+  using Mode = MySqlSinkOptions::Mode;
+  using Delivery = MySqlSinkOptions::Delivery;
+  OptionBinder<MySqlSinkOptions> b;
+  bind_mysql_url(b, "sink.",
+                 "mysql://USER[:PASSWORD]@HOST[:PORT]/DB (localhost too is TCP) or "
+                 "mysql://USER@/DB?socket=PATH; the password may come from SLUICE_MYSQL_PASSWORD",
+                 &MySqlSinkOptions::url);
+  b.text({.key = "sink.table", .doc = "the target table"}, &MySqlSinkOptions::table)
+      .list({.key = "sink.primary-key",
+             .doc = "comma-separated key columns",
+             .default_doc = "the table's key"},
+            &MySqlSinkOptions::key)
+      .choice({.key = "sink.mode",
+               .doc = "upsert (last change per key) or append (insert every record)",
+               .default_doc = "upsert with a key, else append"},
+              &MySqlSinkOptions::mode, {{"upsert", Mode::kUpsert}, {"append", Mode::kAppend}})
+      .choice({.key = "sink.delivery",
+               .doc = "at-least-once (a transaction per flush) or exactly-once (an XA "
+                      "transaction per checkpoint)"},
+              &MySqlSinkOptions::delivery,
+              {{"at-least-once", Delivery::kAtLeastOnce}, {"exactly-once", Delivery::kExactlyOnce}})
+      .integer({.key = "sink.buffer-flush.max-rows",
+                .doc = "input records after which the sink flushes; 0 = off"},
+               &MySqlSinkOptions::max_rows)
+      .integer({.key = "sink.max-retries",
+                .doc = "retries of a flush after a lost connection or a deadlock"},
+               &MySqlSinkOptions::max_retries)
+      .duration({.key = "sink.socket-timeout",
+                 .doc = "the longest a call may wait on the server; then it counts as a lost "
+                        "connection"},
+                &MySqlSinkOptions::socket_timeout)
+      .bind({.key = "sink.on-error",
+             .type = OptionType::kEnum,
+             .default_value = "fail",
+             .doc = "a change whose values the server refuses (too long, out of range, a failed "
+                    "CHECK): fail (the job fails, naming it) or dead-letter (it goes into "
+                    "sink.dead-letter.table, and the job goes on)",
+             .choices = {"fail", "dead-letter"}},
+            nullptr,
+            [](const Config& config, MySqlSinkOptions& options) {
+              if (config.get_string("sink.on-error") == "dead-letter") {
+                options.dead_letter_table = config.get_string("sink.dead-letter.table");
+              }
+            })
+      // Read with sink.on-error.
+      .bind({.key = "sink.dead-letter.table",
+             .default_value = "sluice_dead_letters",
+             .doc = "with sink.on-error=dead-letter: the table of sink.url's database, created "
+                    "when missing, that takes the refused changes (job, source table, target, "
+                    "key, kind, values, the server's error, the input position)"})
+      .integer({.key = "sink.parallelism",
+                .doc = "subtasks of the sink; its input is hash-partitioned by the key",
+                .min = 1,
+                .default_doc = "as parallelism"},
+               &MySqlSinkOptions::parallelism);
+  return b;
+}
+
 }  // namespace
 
 bool holds(const std::string& column_type, const DataType& type) {
@@ -526,83 +587,15 @@ bool holds(const std::string& column_type, const DataType& type) {
   return true;  // text, binary, ENUM, SET, JSON, UUID, INET6
 }
 
-std::vector<OptionSpec> mysql_sink_option_specs() {
-  std::vector<OptionSpec> specs{
-      {.key = "sink.url",
-       .default_value = mysql_url_from_environment(),
-       .doc = "mysql://USER[:PASSWORD]@HOST[:PORT]/DB (localhost too is TCP) or "
-              "mysql://USER@/DB?socket=PATH; the password may come from SLUICE_MYSQL_PASSWORD",
-       .default_doc = "SLUICE_MYSQL_URL, if set",
-       .redact = redacted_mysql_url},
-      {.key = "sink.table", .doc = "the target table"},
-      {.key = "sink.primary-key",
-       .doc = "comma-separated key columns",
-       .default_doc = "the table's key"},
-      {.key = "sink.mode",
-       .type = OptionType::kEnum,
-       .doc = "upsert (last change per key) or append (insert every record)",
-       .choices = {"upsert", "append"},
-       .default_doc = "upsert with a key, else append"},
-      {.key = "sink.delivery",
-       .type = OptionType::kEnum,
-       .default_value = "at-least-once",
-       .doc = "at-least-once (a transaction per flush) or exactly-once (an XA transaction per "
-              "checkpoint)",
-       .choices = {"at-least-once", "exactly-once"}},
-      {.key = "sink.buffer-flush.max-rows",
-       .type = OptionType::kInteger,
-       .default_value = "100",
-       .doc = "input records after which the sink flushes; 0 = off"},
-      {.key = "sink.max-retries",
-       .type = OptionType::kInteger,
-       .default_value = "3",
-       .doc = "retries of a flush after a lost connection or a deadlock"},
-      {.key = "sink.socket-timeout",
-       .type = OptionType::kDuration,
-       .default_value = "60s",
-       .doc = "the longest a call may wait on the server; then it counts as a lost connection"},
-      {.key = "sink.on-error",
-       .type = OptionType::kEnum,
-       .default_value = "fail",
-       .doc = "a change whose values the server refuses (too long, out of range, a failed CHECK): "
-              "fail (the job fails, naming it) or dead-letter (it goes into "
-              "sink.dead-letter.table, and the job goes on)",
-       .choices = {"fail", "dead-letter"}},
-      {.key = "sink.dead-letter.table",
-       .default_value = "sluice_dead_letters",
-       .doc = "with sink.on-error=dead-letter: the table of sink.url's database, created when "
-              "missing, that takes the refused changes (job, source table, target, key, kind, "
-              "values, the server's error, the input position)"},
-      {.key = "sink.parallelism",
-       .type = OptionType::kInteger,
-       .doc = "subtasks of the sink; its input is hash-partitioned by the key",
-       .min = 1,
-       .default_doc = "as parallelism"},
-  };
-  const std::vector<OptionSpec> tls = tls_option_specs("sink.");
-  specs.insert(specs.begin() + 1, tls.begin(), tls.end());
-  return specs;
-}
+std::vector<OptionSpec> mysql_sink_option_specs() { return binder().specs(); }
 
 MySqlSinkOptions MySqlSinkOptions::from(const Config& config) {
   MySqlSinkOptions options;
-  options.url = with_tls_options(MySqlUrl::parse(config.get_string("sink.url")), config, "sink.");
-  if (const auto table = config.find("sink.table")) options.table = *table;
-  if (const auto key = config.find("sink.primary-key")) options.key = split_list(*key);
-  if (const auto mode = config.find("sink.mode"))
-    options.mode = *mode == "append" ? Mode::kAppend : Mode::kUpsert;
-  options.max_rows = static_cast<size_t>(config.get_int("sink.buffer-flush.max-rows"));
-  options.max_retries = static_cast<int>(config.get_int("sink.max-retries"));
-  options.socket_timeout = std::max(
-      std::chrono::seconds(1),
-      std::chrono::duration_cast<std::chrono::seconds>(config.get_duration("sink.socket-timeout")));
-  options.delivery = config.get_string("sink.delivery") == "exactly-once" ? Delivery::kExactlyOnce
-                                                                          : Delivery::kAtLeastOnce;
-  if (config.get_string("sink.on-error") == "dead-letter") {
-    options.dead_letter_table = config.get_string("sink.dead-letter.table");
+  binder().read(config, options);
+  options.socket_timeout = std::max(std::chrono::seconds(1), options.socket_timeout);
+  if (!config.find("sink.parallelism")) {
+    options.parallelism = static_cast<int>(config.get_int("parallelism"));
   }
-  options.parallelism = static_cast<int>(
-      config.get_int(config.find("sink.parallelism") ? "sink.parallelism" : "parallelism"));
   return options;
 }
 

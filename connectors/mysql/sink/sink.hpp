@@ -17,10 +17,12 @@ struct MySqlSession;
 
 /// How the MySQL sink writes.
 struct MySqlSinkOptions {
+  /// The server and database written to. Default: SLUICE_MYSQL_URL.
   MySqlUrl url;
+  /// The target table, in the URL's database. Required.
   std::string table;
   /// The columns that identify a row: the table's PRIMARY KEY or a UNIQUE KEY
-  /// must have exactly these. Empty: the input's primary key.
+  /// must have exactly these. Default (empty): the input's primary key.
   std::vector<std::string> key;
   enum class Mode {
     kUpsert,  ///< keep the last change per key; write upserts and deletes by key
