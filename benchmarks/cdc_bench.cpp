@@ -69,7 +69,7 @@ void add_replication(JobGraph& graph, const CapturedTable& table, MySqlCdcOption
   target.table = kTarget;
   target.max_rows = 5000;
   graph.source("mysql-cdc", mysql_cdc_source(source, {table}))
-      .sink("out", into_mysql ? mysql_sink(target, table.schema) : blackhole_sink());
+      .sink("out", into_mysql ? mysql_sink(target) : blackhole_sink());
 }
 
 RuntimeOptions bench_runtime(std::chrono::milliseconds flush_interval) {

@@ -119,7 +119,7 @@ BenchSample idle_visibility(std::chrono::milliseconds interval, bool on_idle, in
               {.output = {kStamped},
                .create =
                    [&](const SubtaskInfo&) { return std::make_unique<OnDemand>(released, rows); }})
-      .sink("mysql", mysql_sink(options, kStamped));
+      .sink("mysql", mysql_sink(options));
   RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
   runtime.flush_interval = interval;
   runtime.flush_on_idle = on_idle;

@@ -61,7 +61,7 @@ BenchSample sink_run(const DatagenOptions& gen, size_t max_rows, SinkSetup setup
   options.delivery = setup.delivery;
   JobGraph graph("mysql-bench");
   graph.source("datagen", datagen_source(gen))
-      .sink("mysql", mysql_sink(options, kOrders))
+      .sink("mysql", mysql_sink(options))
       .parallelism(setup.parallelism);
   RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
   runtime.flush_interval = std::chrono::milliseconds(0);

@@ -260,9 +260,8 @@ BenchSample sluice_apply(const Changelog& log, int parallelism, pid_t source_pid
   sink.max_rows = MySqlSinkOptions::kReplicationMaxRows;  // as mysql-to-mysql's
   if (parallelism > 0) sink.parallelism = parallelism;
   JobGraph graph("replication-bench");
-  add_mysql_sink(
-      graph.source("mysql-cdc", mysql_cdc_source(source, {capture_table(reader, log.table)})),
-      "mysql", sink);
+  graph.source("mysql-cdc", mysql_cdc_source(source, {capture_table(reader, log.table)}))
+      .sink("mysql", mysql_sink(sink));
   const std::string marked = "SELECT COUNT(*) FROM " + log.table + " WHERE id < 0 AND v = -1";
   const CpuClock before = CpuClock::now(source_pid);
   // Without checkpoints (as a replica keeps none): at-least-once, flushed
@@ -434,9 +433,8 @@ BenchSample sluice_copy(uint64_t rows, int parallelism, pid_t source_pid) {
     sink.max_rows = MySqlSinkOptions::kReplicationMaxRows;  // as mysql-to-mysql's
     if (parallelism > 0) sink.parallelism = parallelism;
     JobGraph graph("replication-bench");
-    add_mysql_sink(graph.source("mysql-cdc",
-                                mysql_cdc_source(source, {capture_table(reader, kSnapshotTable)})),
-                   "mysql", sink);
+    graph.source("mysql-cdc", mysql_cdc_source(source, {capture_table(reader, kSnapshotTable)}))
+        .sink("mysql", mysql_sink(sink));
     const JobResult result = Executor(RuntimeOptions::without_checkpoints()).run(graph);
     if (!result.finished()) throw std::runtime_error("the snapshot copy failed: " + result.error);
   });

@@ -52,7 +52,7 @@ void build(const Config& config, JobGraph& graph) {
       keyed_aggregate(changelog(config, graph), "aggregate", {config.get_string("aggregate.key")},
                       config.get_string("aggregate.value"));
   if (config.find("sink.table")) {
-    add_mysql_sink(sums, "mysql", MySqlSinkOptions::from(config));
+    sums.sink("mysql", mysql_sink(MySqlSinkOptions::from(config)));
   } else {
     sums.sink("print", print_sink());
   }

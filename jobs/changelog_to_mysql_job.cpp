@@ -19,9 +19,8 @@ void build(const Config& config, JobGraph& graph) {
   MySqlSinkOptions sink = MySqlSinkOptions::from(config);
   Schema schema = MySqlConnection(sink.url).describe_table(sink.table).schema();
   if (!sink.key.empty()) schema = Schema(schema.columns(), sink.key);
-  add_mysql_sink(
-      graph.source("changelog", changelog_file_source(ChangelogFileOptions::from(config, schema))),
-      "mysql", sink);
+  graph.source("changelog", changelog_file_source(ChangelogFileOptions::from(config, schema)))
+      .sink("mysql", mysql_sink(sink));
 }
 
 std::string as_flink_sql(const Config& config, const JobGraph& graph) {

@@ -76,7 +76,7 @@ void build(const Config& config, JobGraph& graph) {
   Stream changes =
       graph.source("mysql-cdc", mysql_cdc_source(source, capture_tables(source, keep)));
   if (columns) changes = project(changes, "project", keep);
-  add_mysql_sink(changes, "mysql", MySqlSinkOptions::from(config));
+  changes.sink("mysql", mysql_sink(MySqlSinkOptions::from(config)));
 }
 
 // Several tables: a mysql-cdc table each, a JDBC table per target (the

@@ -25,7 +25,7 @@ namespace {
 
 void build_demo(const Config& config, JobGraph& graph) {
   const MySqlSinkOptions sink = MySqlSinkOptions::from(config);
-  add_mysql_sink(graph.source("orders", datagen_source(orders::changelog(config))), "mysql", sink);
+  graph.source("orders", datagen_source(orders::changelog(config))).sink("mysql", mysql_sink(sink));
 }
 
 // Emits bursts of orders with a gap of silence after each, and during the
@@ -125,7 +125,7 @@ void build_idle(const Config& config, JobGraph& graph) {
                                                             sink.url, sink.table);
                    },
                    .max_parallelism = 1};
-  add_mysql_sink(graph.source("trickle", source), "mysql", sink);
+  graph.source("trickle", source).sink("mysql", mysql_sink(sink));
 }
 
 }  // namespace

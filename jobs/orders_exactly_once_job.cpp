@@ -14,7 +14,7 @@ namespace {
 void build(const Config& config, JobGraph& graph) {
   MySqlSinkOptions sink = MySqlSinkOptions::from(config);
   sink.delivery = MySqlSinkOptions::Delivery::kExactlyOnce;
-  add_mysql_sink(graph.source("orders", datagen_source(orders::changelog(config))), "mysql", sink);
+  graph.source("orders", datagen_source(orders::changelog(config))).sink("mysql", mysql_sink(sink));
 }
 
 }  // namespace

@@ -97,8 +97,8 @@ Replication::Replication(const MySqlCdcOptions& options, const std::string& targ
   MySqlSinkOptions sink;
   sink.url = test_mysql_url();
   sink.table = target;
-  add_mysql_sink(graph_.source("mysql-cdc", mysql_cdc_source(options, capture_tables(options))),
-                 "mysql", sink);
+  graph_.source("mysql-cdc", mysql_cdc_source(options, capture_tables(options)))
+      .sink("mysql", mysql_sink(sink));
   thread_ = std::thread([this] { result_ = executor_.run(graph_); });
 }
 

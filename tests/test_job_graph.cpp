@@ -113,6 +113,34 @@ TEST_CASE("forward into another parallelism rebalances; a keyed sink is always h
   CHECK(plan.edges[1].key_columns == std::vector<std::string>{"id"});
 }
 
+TEST_CASE("a sink made for its input gets the stream's type and asks for its parallelism",
+          "[engine]") {
+  JobGraph graph("made-for-input");
+  std::vector<std::string> seen;
+  SinkDef made;
+  made.for_input = [&seen](const StreamType& input) {
+    for (const Column& column : input.schema.columns()) seen.push_back(column.name);
+    SinkDef def = blackhole_sink();
+    def.key_columns = {input.schema.column(0).name};
+    def.parallelism = 3;
+    return def;
+  };
+  graph.source("gen", datagen_source({})).sink("out", made);
+  CHECK(seen == std::vector<std::string>{"id", "value"});
+  PhysicalPlan plan = build_plan(graph, RuntimeOptions::without_checkpoints());
+  REQUIRE(plan.chains.size() == 2);
+  CHECK(plan.chains[1].parallelism == 3);
+  REQUIRE(plan.edges.size() == 1);
+  CHECK(plan.edges[0].partitioning == Partitioning::kHash);
+  CHECK(plan.edges[0].key_columns == std::vector<std::string>{"id"});
+
+  JobGraph overridden("overridden");  // SinkHandle::parallelism() wins
+  overridden.source("gen", datagen_source({})).sink("out", made).parallelism(1);
+  plan = build_plan(overridden, RuntimeOptions::without_checkpoints());
+  REQUIRE(plan.chains.size() == 1);
+  CHECK(plan.chains[0].parallelism == 1);
+}
+
 TEST_CASE("a typed column with a wrong name or type fails validate, naming the operator",
           "[engine]") {
   DatagenOptions orders;

@@ -72,7 +72,7 @@ JobResult run_changelog(const DatagenOptions& gen, const MySqlUrl& url, const st
   options.socket_timeout = socket_timeout;
   JobGraph graph("mysql-recovery");
   graph.source("orders", datagen_source(gen))
-      .sink("mysql", mysql_sink(options, kOrders))
+      .sink("mysql", mysql_sink(options))
       .parallelism(sink_parallelism);
   RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
   runtime.flush_interval = 50ms;
@@ -341,7 +341,7 @@ TEST_CASE("exactly-once at sink parallelism 4 writes checkpoint n+1 while n is p
   options.delivery = MySqlSinkOptions::Delivery::kExactlyOnce;
   JobGraph graph(job);
   Stream orders = graph.source("orders", datagen_source(gen));
-  orders.sink("mysql", mysql_sink(options, kOrders)).parallelism(4);
+  orders.sink("mysql", mysql_sink(options)).parallelism(4);
   orders.sink("slow", testing::slow_snapshot_sink(200ms)).disable_chaining();
   const testing::TempDir dir;
   RuntimeOptions runtime = RuntimeOptions::without_checkpoints();

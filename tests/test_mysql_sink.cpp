@@ -41,7 +41,7 @@ SinkRun run_into(TestTable& table, std::vector<Row> rows, size_t max_rows,
   options.max_rows = max_rows;
   JobGraph graph("mysql-test");
   graph.source("rows", testing::rows_source(schema, ChangelogMode::all(), std::move(rows), idle))
-      .sink("mysql", mysql_sink(options, schema));
+      .sink("mysql", mysql_sink(options));
   if (runtime.checkpoint_interval.count() == 0) runtime.flush_interval = 0ms;
   testing::TempDir state;
   runtime.checkpoint_dir = state.path();
@@ -119,7 +119,7 @@ TEST_CASE("each flush trigger alone causes a flush", "[mysql]") {
     graph
         .source("rows", testing::rows_source(kAccounts, ChangelogMode::all(), three,
                                              {.released = released}))
-        .sink("mysql", mysql_sink(options, kAccounts));
+        .sink("mysql", mysql_sink(options));
     Executor executor(runtime);
     JobResult result;
     std::thread job([&] { result = executor.run(graph); });
@@ -224,7 +224,7 @@ TEST_CASE("a table that does not fit fails before anything is written", "[mysql]
     options.table = "no_such_table";
     JobGraph graph("missing");
     graph.source("rows", testing::rows_source(kAccounts, ChangelogMode::all(), one))
-        .sink("mysql", mysql_sink(options, kAccounts));
+        .sink("mysql", mysql_sink(options));
     const JobResult result = Executor(RuntimeOptions::without_checkpoints()).run(graph);
     CHECK(result.status == JobResult::Status::kFailed);
     CHECK_THAT(result.error, Catch::Contains("table 'no_such_table' does not exist") &&
@@ -250,7 +250,7 @@ TEST_CASE("a table that does not fit fails before anything is written", "[mysql]
     options.table = table.name();
     JobGraph graph("password");
     graph.source("rows", testing::rows_source(kAccounts, ChangelogMode::all(), one))
-        .sink("mysql", mysql_sink(options, kAccounts));
+        .sink("mysql", mysql_sink(options));
     const JobResult result = Executor(RuntimeOptions::without_checkpoints()).run(graph);
     CHECK(result.status == JobResult::Status::kFailed);
     CHECK_THAT(result.error, Catch::Contains("Access denied") && Catch::Contains(":***@") &&
@@ -266,7 +266,7 @@ TEST_CASE("updates or deletes into a sink without a key are refused before runni
   const Schema keyless = Schema::parse("id BIGINT, balance BIGINT");
   JobGraph graph("keyless");
   graph.source("rows", testing::rows_source(keyless, ChangelogMode::all(), {}))
-      .sink("mysql", mysql_sink(options, keyless));
+      .sink("mysql", mysql_sink(options));
   CHECK_THROWS_WITH(graph.check(), Catch::Contains("declare a primary key for the sink when the "
                                                    "input contains update/delete"));
 }
@@ -332,7 +332,7 @@ TEST_CASE("a filter that drops the +U of an update leaves no stale row", "[mysql
   const auto balance = changes.column<int64_t>("balance");
   // Account 1 leaves the "small" view when its balance grows: its row must go.
   changes.filter("small", [balance](RowRef row) { return row[balance] < 100; })
-      .sink("mysql", mysql_sink(options, kAccounts));
+      .sink("mysql", mysql_sink(options));
   RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
   runtime.flush_interval = 0ms;
   REQUIRE(Executor(runtime).run(graph).finished());

@@ -58,8 +58,7 @@ TEST_CASE("the MySQL sink runs in a task of its own: its input works while it wa
   MySqlSinkOptions options;
   options.table = "t";
   JobGraph graph("own-task");
-  graph.source("gen", datagen_source({.schema = kNumbered}))
-      .sink("mysql", mysql_sink(options, kNumbered));
+  graph.source("gen", datagen_source({.schema = kNumbered})).sink("mysql", mysql_sink(options));
   const PhysicalPlan plan = build_plan(graph, RuntimeOptions::without_checkpoints());
   REQUIRE(plan.chains.size() == 2);
   CHECK(plan.chain_name(graph, 1) == "mysql");
@@ -490,7 +489,7 @@ JobResult run_exactly_once(const DatagenOptions& gen, FakeServer& server) {
   options.connect = [&server](const MySqlSession&) { return server.connect(); };
   JobGraph graph("fake-xa");
   Stream changes = graph.source("changes", datagen_source(gen));
-  changes.sink("mysql", mysql_sink(options, gen.schema)).disable_chaining();
+  changes.sink("mysql", mysql_sink(options)).disable_chaining();
   changes.sink("slow", testing::slow_snapshot_sink(std::chrono::milliseconds(30)))
       .disable_chaining();
   const testing::TempDir dir;
@@ -554,7 +553,7 @@ TEST_CASE("the progress line rates a buffering sink by what it wrote, not by wha
   options.max_rows = 0;
   options.connect = [&server](const MySqlSession&) { return server.connect(); };
   JobGraph graph("progress");
-  graph.source("changes", datagen_source(gen)).sink("mysql", mysql_sink(options, gen.schema));
+  graph.source("changes", datagen_source(gen)).sink("mysql", mysql_sink(options));
   const JobResult result = Executor(RuntimeOptions::without_checkpoints()).run(graph);
   REQUIRE(result.finished());
   const ProgressCounts counts = progress_counts(graph, result.metrics);

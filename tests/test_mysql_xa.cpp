@@ -233,7 +233,7 @@ TEST_CASE("recovery rolls back its own leftovers and those of vanished subtasks,
   options.table = table.name();
   options.delivery = MySqlSinkOptions::Delivery::kExactlyOnce;
   JobGraph graph(job);
-  graph.source("gen", datagen_source(gen)).sink("mysql", mysql_sink(options, gen.schema));
+  graph.source("gen", datagen_source(gen)).sink("mysql", mysql_sink(options));
   RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
   runtime.checkpoint_interval = 1h;  // the final checkpoint only
   runtime.checkpoint_dir = dir.path();
@@ -262,7 +262,7 @@ TEST_CASE("exactly-once without checkpoints is refused", "[mysql][xa]") {
   options.table = table.name();
   options.delivery = MySqlSinkOptions::Delivery::kExactlyOnce;
   JobGraph graph("no-checkpoints");
-  graph.source("gen", datagen_source(gen)).sink("mysql", mysql_sink(options, gen.schema));
+  graph.source("gen", datagen_source(gen)).sink("mysql", mysql_sink(options));
   const JobResult result = Executor(RuntimeOptions::without_checkpoints()).run(graph);
   CHECK(result.status == JobResult::Status::kFailed);
   CHECK_THAT(result.error, Catch::Contains("set checkpoint.interval above 0"));
@@ -321,7 +321,7 @@ TEST_CASE(
               {.output = {schema, ChangelogMode::insert_only()},
                .create = [](const SubtaskInfo&) { return std::make_unique<AfterAbortSource>(); }})
       .transform("slow", [](const SubtaskInfo&) { return std::make_unique<SlowFirstSnapshot>(); })
-      .sink("mysql", mysql_sink(options, schema));
+      .sink("mysql", mysql_sink(options));
   testing::TempDir dir;
   RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
   // Checkpoint 1 at 2 s is aborted at 2.3 s; its snapshot ends at 2.6 s, the
@@ -413,7 +413,7 @@ TEST_CASE(
   Stream rows = graph.source(
       "rows", {.output = {schema, ChangelogMode::insert_only()},
                .create = [](const SubtaskInfo&) { return std::make_unique<FewRowsSource>(); }});
-  rows.sink("mysql", mysql_sink(options, schema));
+  rows.sink("mysql", mysql_sink(options));
   rows.sink("gated", {.create = [gate](const SubtaskInfo&) -> std::unique_ptr<Sink> {
               return std::make_unique<GatedSink>(gate);
             }});

@@ -65,9 +65,10 @@ Stream Stream::transform(std::string name, OperatorDef def) {
 }
 
 SinkHandle Stream::sink(std::string name, SinkDef def) {
+  if (def.for_input) def = def.for_input(type());
   // A sink of several tables keeps each key's changes on one subtask by
   // running as one.
-  const int parallelism = def.takes_tables ? 1 : 0;
+  const int parallelism = def.takes_tables ? 1 : def.parallelism;
   NodeDef node{.kind = NodeKind::kSink,
                .name = std::move(name),
                .parallelism = parallelism,

@@ -94,6 +94,13 @@ struct SinkDef {
   /// chained to its input, so that the input's work goes on meanwhile
   /// instead of waiting with it.
   bool waits_on_io = false;
+  /// The subtasks it asks for; 0: the job's parallelism.
+  /// SinkHandle::parallelism() overrides it.
+  int parallelism = 0;
+  /// Of a sink made for the stream it writes (its columns, its key):
+  /// Stream::sink() calls it with that stream's type and attaches the sink
+  /// it returns. Null: this def is the sink.
+  std::function<SinkDef(const StreamType& input)> for_input;
 };
 
 enum class Partitioning {

@@ -25,7 +25,7 @@ void build(const Config& config, JobGraph& graph) {
   Stream with_fee = large.map("with-fee", [amount](RowRef order) {
     order[amount] = order[amount] + Decimal(150, 2);  // 1.50, exact
   });
-  add_mysql_sink(with_fee, "big-orders", MySqlSinkOptions::from(config));
+  with_fee.sink("big-orders", mysql_sink(MySqlSinkOptions::from(config)));
 }
 
 // The same job in Flink SQL: the tables from the options, the statement

@@ -599,6 +599,8 @@ MySqlSinkOptions MySqlSinkOptions::from(const Config& config) {
   return options;
 }
 
+namespace {
+
 // With more than one subtask: what the target table's collations take the
 // key's text to be equal by, so that keys equal to it reach one subtask.
 std::vector<KeyImage> key_images(const MySqlSinkOptions& options, const Schema& input,
@@ -621,10 +623,8 @@ std::vector<KeyImage> key_images(const MySqlSinkOptions& options, const Schema& 
   return images;
 }
 
-SinkDef mysql_sink(const MySqlSinkOptions& options, const Schema& input) {
-  if (options.table.empty()) {
-    throw ConfigError("option 'sink.table' is required (the target table)");
-  }
+// The sink for rows of `input`, written by `options.parallelism` subtasks.
+SinkDef sink_for(const MySqlSinkOptions& options, const Schema& input) {
   const std::vector<std::string> key =
       options.key.empty() ? input.primary_key_names() : options.key;
   const MySqlSinkOptions::Mode mode = mode_of(options, key);
@@ -633,6 +633,7 @@ SinkDef mysql_sink(const MySqlSinkOptions& options, const Schema& input) {
     return std::make_unique<MySqlSink>(options, input, key, mode);
   };
   def.waits_on_io = true;  // on the server, for every statement
+  def.parallelism = options.parallelism;
   if (mode == MySqlSinkOptions::Mode::kUpsert) {
     def.key_columns = key;
     def.key_images = key_images(options, input, key);
@@ -654,38 +655,43 @@ SinkDef mysql_sink(const MySqlSinkOptions& options, const Schema& input) {
   return def;
 }
 
-}  // namespace sluice
-
-namespace sluice {
-
-SinkHandle add_mysql_sink(Stream input, const std::string& name, const MySqlSinkOptions& options) {
-  const Schema& schema = input.type().schema;
-  MySqlSinkOptions effective = options;
-  if (options.parallelism > 1 && !options.connect) {
-    // Writes to a table with another unique key must keep their order.
-    // (A server not reachable now is the open's to report.)
-    const std::vector<std::string> key =
-        options.key.empty() ? schema.primary_key_names() : options.key;
-    std::vector<TableIndex> others;
-    try {
-      MySqlConnection connection(options.url);
-      const std::optional<TableInfo> table = connection.find_table(options.table);
-      if (table && mode_of(options, key) == MySqlSinkOptions::Mode::kUpsert) {
-        others = other_unique_keys(*table, schema, key);
-      }
-    } catch (const MySqlError&) {
+// The subtasks that write rows of `input`: the options' parallelism, but
+// one for a table with another unique key, whose writes must keep their
+// order. (A server not reachable now is the open's to report.)
+int writers(const MySqlSinkOptions& options, const Schema& input) {
+  if (options.parallelism <= 1 || options.connect) return options.parallelism;
+  const std::vector<std::string> key =
+      options.key.empty() ? input.primary_key_names() : options.key;
+  std::vector<TableIndex> others;
+  try {
+    MySqlConnection connection(options.url);
+    const std::optional<TableInfo> table = connection.find_table(options.table);
+    if (table && mode_of(options, key) == MySqlSinkOptions::Mode::kUpsert) {
+      others = other_unique_keys(*table, input, key);
     }
-    if (!others.empty()) {
-      spdlog::warn(
-          "mysql sink: table '{}' has {} besides the sink's key ({}): one subtask writes "
-          "it, in order (not {})",
-          options.table, describe_keys(others), join(key), options.parallelism);
-      effective.parallelism = 1;
-    }
+  } catch (const MySqlError&) {
   }
-  SinkHandle sink = input.sink(name, mysql_sink(effective, schema));
-  sink.parallelism(effective.parallelism);
-  return sink;
+  if (others.empty()) return options.parallelism;
+  spdlog::warn(
+      "mysql sink: table '{}' has {} besides the sink's key ({}): one subtask writes it, in "
+      "order (not {})",
+      options.table, describe_keys(others), join(key), options.parallelism);
+  return 1;
+}
+
+}  // namespace
+
+SinkDef mysql_sink(const MySqlSinkOptions& options) {
+  if (options.table.empty()) {
+    throw ConfigError("option 'sink.table' is required (the target table)");
+  }
+  SinkDef def;
+  def.for_input = [options](const StreamType& input) {
+    MySqlSinkOptions effective = options;
+    effective.parallelism = writers(options, input.schema);
+    return sink_for(effective, input.schema);
+  };
+  return def;
 }
 
 }  // namespace sluice

@@ -80,13 +80,15 @@ std::vector<OptionSpec> mysql_sink_option_specs();
 /// a fraction no integer, and only bytes are a geometry.
 bool holds(const std::string& column_type, const DataType& type);
 
-/// The MySQL sink for input rows of `input` (their column names are the
-/// table's). Upsert mode keeps the last change per key (UpsertBuffer: +I/+U
-/// upsert, -D delete, -U a delete unless the +U of the same key follows)
-/// and flushes it on max-rows, on FlushSignal, at every barrier and at the
-/// end (StatementWriter: batched `INSERT … ON DUPLICATE KEY UPDATE` and
-/// `DELETE … WHERE key`), so that the table equals the changes applied in
-/// order, also for string keys the table's collation takes for equal.
+/// The MySQL sink, for `stream.sink(name, mysql_sink(options))`: its input
+/// rows' column names are the table's, the input's primary key its key
+/// unless `options.key` says otherwise, and it runs with
+/// `options.parallelism` subtasks (one for a table with another unique
+/// key, whose writes must keep their order). Upsert mode keeps the last change per key
+/// (UpsertBuffer: +I/+U upsert, -D delete, -U a delete unless the +U of the same key follows) and
+/// flushes it on max-rows, on FlushSignal, at every barrier and at the end (StatementWriter:
+/// batched `INSERT … ON DUPLICATE KEY UPDATE` and `DELETE … WHERE key`), so that the table equals
+/// the changes applied in order, also for string keys the table's collation takes for equal.
 /// At-least-once, each flush is a transaction, replayed whole on a new
 /// connection after a lost connection or a deadlock. At open the table must
 /// exist with every input column and a matching key; validate() refuses
@@ -99,9 +101,6 @@ bool holds(const std::string& column_type, const DataType& type);
 /// commits the transactions its state lists, verified by a marker row each
 /// wrote into `sluice_xa_commits`, and rolls back its other prepared
 /// transactions. Checkpoints must be on: nothing is committed without them.
-SinkDef mysql_sink(const MySqlSinkOptions& options, const Schema& input);
-
-/// Adds the sink after `input`, with the options' parallelism.
-SinkHandle add_mysql_sink(Stream input, const std::string& name, const MySqlSinkOptions& options);
+SinkDef mysql_sink(const MySqlSinkOptions& options);
 
 }  // namespace sluice

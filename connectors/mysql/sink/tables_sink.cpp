@@ -547,7 +547,9 @@ class MySqlTablesSink final : public Sink {
     if (shared_) {
       options.connect = [this](const MySqlSession&) { return shared_->connect(); };
     }
-    std::unique_ptr<Sink> sink = mysql_sink(options, *written).create(contexts_[t]->subtask());
+    options.parallelism = 1;  // the subtask of this sink writes all of the table
+    std::unique_ptr<Sink> sink =
+        mysql_sink(options).for_input({.schema = *written}).create(contexts_[t]->subtask());
     try {
       sink->open(*contexts_[t]);
     } catch (...) {
