@@ -23,7 +23,7 @@ BenchSample aggregate_run(uint64_t rows, std::chrono::milliseconds interval) {
   const auto value = generated.column<int64_t>("value");
   Stream bucketed = generated.map("bucket", [id](RowRef row) { row[id] %= kKeys; })
                         .filter("keep", [value](RowRef row) { return row[value] % 8 != 0; });
-  keyed_aggregate(bucketed, "sum", {"id"}, "value").sink("blackhole", blackhole_sink());
+  bucketed.transform("sum", keyed_aggregate({"id"}, "value")).sink("blackhole", blackhole_sink());
   RuntimeOptions options = RuntimeOptions::without_checkpoints();
   options.flush_interval = std::chrono::milliseconds(0);
   options.checkpoint_interval = interval;

@@ -26,7 +26,7 @@ void build(const Config& config, JobGraph& graph) {
     order[amount] = order[amount] + Decimal(99, 2);
   });
   // Count and sum per customer in RocksDB state; the result is a changelog too.
-  keyed_aggregate(with_fee, "revenue", {"customer"}, "amount")
+  with_fee.transform("revenue", keyed_aggregate({"customer"}, "amount"))
       .parallelism(2)
       .sink("print", print_sink());
 }

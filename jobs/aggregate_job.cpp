@@ -14,6 +14,7 @@
 #include "sluice/connectors/mysql/sink/sink.hpp"
 #include "sluice/engine/common/error.hpp"
 #include "sluice/engine/graph/node_def.hpp"
+#include "sluice/transforms/changelog_normalize.hpp"
 #include "sluice/transforms/keyed_aggregate.hpp"
 
 namespace sluice {
@@ -44,13 +45,13 @@ Stream changelog(const Config& config, JobGraph& graph) {
   // Its deletes may give the key alone: the aggregate needs whole rows.
   return graph
       .source("changelog", changelog_file_source(ChangelogFileOptions::from(config, schema)))
-      .normalize("normalize");
+      .transform("normalize", changelog_normalize());
 }
 
 void build(const Config& config, JobGraph& graph) {
-  Stream sums =
-      keyed_aggregate(changelog(config, graph), "aggregate", {config.get_string("aggregate.key")},
-                      config.get_string("aggregate.value"));
+  Stream sums = changelog(config, graph)
+                    .transform("aggregate", keyed_aggregate({config.get_string("aggregate.key")},
+                                                            config.get_string("aggregate.value")));
   if (config.find("sink.table")) {
     sums.sink("mysql", mysql_sink(MySqlSinkOptions::from(config)));
   } else {

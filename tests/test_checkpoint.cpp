@@ -167,7 +167,7 @@ JobResult run_positions(const RuntimeOptions& options, int64_t rows, int idle_ch
       {.output = {kKeyValue, ChangelogMode::insert_only()}, .create = [=](const SubtaskInfo&) {
          return std::make_unique<PositionSource>(rows, hold_at, idle_checkpoints, log);
        }});
-  keyed_aggregate(source, "per-k", {"k"}, "v").sink("collect", collect_sink(out));
+  source.transform("per-k", keyed_aggregate({"k"}, "v")).sink("collect", collect_sink(out));
   return Executor(options).run(graph);
 }
 
@@ -205,7 +205,7 @@ TEST_CASE("a keyed aggregate restarted right after a checkpoint restores it and 
                                     return std::make_unique<FailAfterCheckpoint>(fired);
                                   })
                        .parallelism(2);
-  keyed_aggregate(checked, "per-customer", {"customer"}, "amount")
+  checked.transform("per-customer", keyed_aggregate({"customer"}, "amount"))
       .parallelism(2)
       .sink("collect", collect_sink(collected));
   RuntimeOptions options = checkpointing(dir, 50ms);
@@ -477,8 +477,8 @@ TEST_CASE("checkpoint.retained=2 leaves exactly two checkpoints on disk", "[chec
 TEST_CASE("restore refuses a missing checkpoint and a changed parallelism", "[checkpoint]") {
   testing::TempDir dir;
   const auto build = [](JobGraph& graph, int parallelism) {
-    keyed_aggregate(graph.source("orders", datagen_source(orders(2000))), "sum", {"customer"},
-                    "amount")
+    graph.source("orders", datagen_source(orders(2000)))
+        .transform("sum", keyed_aggregate({"customer"}, "amount"))
         .parallelism(parallelism)
         .sink("out", blackhole_sink());
   };

@@ -15,6 +15,7 @@
 #include "sluice/engine/runtime/executor.hpp"
 #include "sluice/tests/support.hpp"
 #include "sluice/tests/test_sources.hpp"
+#include "sluice/transforms/changelog_normalize.hpp"
 
 using namespace sluice;
 using namespace std::chrono_literals;
@@ -795,7 +796,7 @@ TEST_CASE("normalize gives every delete its whole row and drops repeated changes
   auto out = std::make_shared<CollectedRows>();
   JobGraph graph("normalize");
   graph.source("changes", std::move(changes))
-      .normalize("normalize")
+      .transform("normalize", changelog_normalize())
       .parallelism(2)
       .sink("out", collect_sink(out))
       .parallelism(1);

@@ -5,6 +5,7 @@
 #include "sluice/engine/common/error.hpp"
 #include "sluice/engine/graph/job_graph.hpp"
 #include "sluice/engine/graph/physical_plan.hpp"
+#include "sluice/transforms/changelog_normalize.hpp"
 
 using namespace sluice;
 
@@ -187,7 +188,7 @@ TEST_CASE("rows read and write typed columns; a NULL is refused by name", "[engi
   CHECK(row.fields[1].is_null());
 }
 
-TEST_CASE("a stream with key-only deletes goes into an operator only through normalize()",
+TEST_CASE("a stream with key-only deletes goes into an operator only through changelog_normalize()",
           "[engine]") {
   const Schema accounts = Schema::parse("id BIGINT, balance BIGINT, PRIMARY KEY (id)");
   const auto source = [&](const Schema& schema) {
@@ -209,7 +210,7 @@ TEST_CASE("a stream with key-only deletes goes into an operator only through nor
   {
     JobGraph graph("normalized");
     graph.source("changes", source(accounts))
-        .normalize("normalize")
+        .transform("normalize", changelog_normalize())
         .filter("rich", [](const Row&) { return true; })
         .sink("out", blackhole_sink());
     CHECK(graph.validate().empty());
@@ -222,7 +223,7 @@ TEST_CASE("a stream with key-only deletes goes into an operator only through nor
   {
     JobGraph graph("keyless");
     graph.source("changes", source(Schema::parse("id BIGINT, balance BIGINT")))
-        .normalize("normalize")
+        .transform("normalize", changelog_normalize())
         .sink("out", blackhole_sink());
     CHECK_THAT(graph.validate(), Catch::VectorContains(std::string(
                                      "operator 'normalize': normalize keys its state by the "

@@ -88,11 +88,9 @@ class KeyedAggregate final : public Operator {
   std::optional<KeyedValueState<std::vector<Value>>> accumulators_;
 };
 
-}  // namespace
-
-Stream keyed_aggregate(Stream input, std::string name, std::vector<std::string> key_columns,
-                       std::string value_column) {
-  const Schema& in = input.type().schema;
+// The operator for input rows of `in`.
+OperatorDef keyed_aggregate_of(const Schema& in, const std::vector<std::string>& key_columns,
+                               const std::string& value_column) {
   std::vector<size_t> keys;
   std::vector<Column> columns;
   for (const auto& k : key_columns) {
@@ -128,15 +126,22 @@ Stream keyed_aggregate(Stream input, std::string name, std::vector<std::string> 
     return problems;
   };
   const size_t value_index = value.value_or(0);
-  return input.key_by(std::move(key_columns))
-      .transform(std::move(name), {.create =
-                                       [keys, value_index, sum_type](const SubtaskInfo&) {
-                                         return std::make_unique<KeyedAggregate>(keys, value_index,
-                                                                                 sum_type);
-                                       },
-                                   .output = std::move(output),
-                                   .check = check,
-                                   .keyed_state = true});
+  return {.create =
+              [keys, value_index, sum_type](const SubtaskInfo&) {
+                return std::make_unique<KeyedAggregate>(keys, value_index, sum_type);
+              },
+          .output = std::move(output),
+          .check = check,
+          .keyed_state = true,
+          .key_by = key_columns};
+}
+
+}  // namespace
+
+OperatorDef keyed_aggregate(std::vector<std::string> key_columns, std::string value_column) {
+  return {.for_input = [key_columns, value_column](const StreamType& input) {
+    return keyed_aggregate_of(input.schema, key_columns, value_column);
+  }};
 }
 
 }  // namespace sluice

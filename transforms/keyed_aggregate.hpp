@@ -7,8 +7,10 @@
 
 namespace sluice {
 
-/// Adds an operator `name` that counts the records and sums `value_column`
-/// per key, keeping both in keyed state (RocksDB, saved at checkpoints).
+/// An operator that counts the records and sums `value_column` per key of
+/// `key_columns`, keeping both in keyed state (RocksDB, saved at
+/// checkpoints): `stream.transform("revenue", keyed_aggregate({"customer"},
+/// "amount"))`.
 ///
 /// Its input is hash-partitioned by `key_columns`. +I and +U rows add, -U and
 /// -D rows retract. It emits the result per key as a changelog of rows
@@ -17,7 +19,6 @@ namespace sluice {
 /// value column's type (DECIMAL widened to 38 digits); NULLs are counted but
 /// not summed. validate() refuses an input with +U but no -U: an update
 /// could not be retracted.
-Stream keyed_aggregate(Stream input, std::string name, std::vector<std::string> key_columns,
-                       std::string value_column);
+OperatorDef keyed_aggregate(std::vector<std::string> key_columns, std::string value_column);
 
 }  // namespace sluice

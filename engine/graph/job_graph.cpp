@@ -3,7 +3,6 @@
 #include <set>
 
 #include "sluice/engine/common/error.hpp"
-#include "sluice/engine/graph/changelog_normalize.hpp"
 #include "sluice/engine/graph/node_def.hpp"
 
 namespace sluice {
@@ -49,19 +48,21 @@ class TableSelect final : public Operator {
 JobGraph::JobGraph(std::string name) : name_(std::move(name)) {}
 JobGraph::~JobGraph() = default;
 
-Stream Stream::add(NodeDef node) {
+Stream Stream::add(NodeDef node) const {
   node.inputs.push_back({node_, next_, next_keys_});
   graph_->nodes_.push_back(std::move(node));
   return Stream(graph_, static_cast<int>(graph_->nodes_.size()) - 1);
 }
 
 Stream Stream::transform(std::string name, OperatorDef def) {
+  if (def.for_input) def = def.for_input(type());
+  const Stream input = def.key_by.empty() ? *this : key_by(def.key_by);
   StreamType output = def.output ? std::move(*def.output) : type();
   NodeDef node{.kind = NodeKind::kOperator,
                .name = std::move(name),
                .output = std::move(output),
                .op = std::move(def)};
-  return add(std::move(node));
+  return input.add(std::move(node));
 }
 
 SinkHandle Stream::sink(std::string name, SinkDef def) {
@@ -76,24 +77,6 @@ SinkHandle Stream::sink(std::string name, SinkDef def) {
                .sink = std::move(def)};
   const Stream added = add(std::move(node));
   return SinkHandle(graph_, added.node_);
-}
-
-Stream Stream::normalize(std::string name) {
-  const StreamType& input = type();
-  StreamType output{input.schema, ChangelogMode::all(), false};
-  Stream normalized =
-      key_by(input.schema.primary_key_names())
-          .transform(
-              std::move(name),
-              {.create = [](const SubtaskInfo&) { return std::make_unique<ChangelogNormalize>(); },
-               .output = std::move(output),
-               .keyed_state = true});
-  NodeDef& node = graph_->nodes_[normalized.node_];
-  node.takes_key_only_deletes = true;
-  if (!node.output.schema.has_primary_key()) {
-    node.problems.push_back("normalize keys its state by the primary key; its input has none");
-  }
-  return normalized;
 }
 
 Stream Stream::table(const std::string& name) {
@@ -245,11 +228,11 @@ std::vector<std::string> JobGraph::validate() const {
                              "subtask: put key_by(columns) before it (or give it parallelism 1)");
         }
         if (nodes_[node.inputs.at(0).from].output.key_only_deletes &&
-            !node.takes_key_only_deletes) {
+            !node.op.takes_key_only_deletes) {
           problems.push_back(who +
                              ": its input may carry deletes with only the key, the other "
-                             "columns NULL; put normalize() before it, which gives every "
-                             "delete its whole row");
+                             "columns NULL; put changelog_normalize() before it, which gives "
+                             "every delete its whole row");
         }
         if (node.op.check) {
           for (const auto& problem : node.op.check(nodes_[node.inputs.at(0).from].output)) {

@@ -21,7 +21,7 @@ struct StreamType {
   ChangelogMode mode = ChangelogMode::insert_only();
   /// Whether a -D may carry only its key, the other columns NULL (as a
   /// changelog file's may). Such a stream goes only into sinks and into
-  /// Stream::normalize(), which validate() checks.
+  /// changelog_normalize(), which validate() checks.
   bool key_only_deletes = false;
   /// A stream of several tables (a database's): each batch holds the rows
   /// of one, Batch::table() indexing this list, and `schema` is empty. Only
@@ -66,6 +66,16 @@ struct OperatorDef {
   /// validate() requires its input to come through key_by, unless it runs
   /// with parallelism 1.
   bool keyed_state = false;
+  /// Its input comes hash-partitioned by these columns, as after
+  /// Stream::key_by(). Empty: as the stream before it says.
+  std::vector<std::string> key_by;
+  /// Whether it takes a stream whose deletes may carry only the key
+  /// (StreamType::key_only_deletes), as changelog_normalize() does.
+  bool takes_key_only_deletes = false;
+  /// Of an operator made for its input (its columns, its key):
+  /// Stream::transform() calls it with the input's type and adds the
+  /// operator it returns. Null: this def is the operator.
+  std::function<OperatorDef(const StreamType& input)> for_input;
 };
 
 /// What a STRING key column's values are equal by, where not by their
@@ -243,13 +253,6 @@ class Stream {
   }
   SinkHandle sink(std::string name, SinkDef def);
 
-  /// Flink's ChangelogNormalize (see ChangelogNormalize): keyed by the
-  /// primary key, it keeps each key's last row in state and emits a
-  /// changelog of whole rows, every -D included, without repeated changes.
-  /// It must come before any operator when the stream may carry key-only
-  /// deletes.
-  Stream normalize(std::string name);
-
   /// The rows of table `name` of a stream of several tables
   /// (StreamType::tables), as a stream of that table's columns.
   Stream table(const std::string& name);
@@ -278,7 +281,7 @@ class Stream {
  private:
   friend class JobGraph;
   Stream(JobGraph* graph, int node) : graph_(graph), node_(node) {}
-  Stream add(NodeDef node);
+  Stream add(NodeDef node) const;
   size_t column_index(const std::string& name, TypeId type) const;
   // Each subtask gets its own copy of the user's function.
   template <typename Op, typename Fn>

@@ -28,8 +28,6 @@ struct NodeDef {
   SourceDef source;
   OperatorDef op;
   SinkDef sink;
-  /// Operators: takes a stream with key-only deletes (normalize()).
-  bool takes_key_only_deletes = false;
   /// Found while the graph was built (a typed column its output lacks).
   std::vector<std::string> problems;
 };
