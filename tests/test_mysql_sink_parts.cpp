@@ -397,6 +397,61 @@ TEST_CASE("a transaction whose connection died after the prepare commits from an
   CHECK(server.calls("c2 HAS MARKER").size() == 1);
 }
 
+TEST_CASE("recovery commits what is prepared, trusts markers, and fails on a lost transaction",
+          "[sink-parts]") {
+  using Outcome = XaRecoveryPlan::Outcome;
+  XidScheme scheme("job", "mysql", 0);
+  const ListedTransaction prepared{.checkpoint = 4, .xid = scheme.next(3)};
+  const ListedTransaction marked{.checkpoint = 5, .xid = scheme.next(4)};
+  const ListedTransaction neither{.checkpoint = 6, .xid = scheme.next(5)};
+  const auto outcomes = [&](bool older) {
+    const XaRecoveryPlan plan = plan_recovery({prepared, marked, neither}, {prepared.xid},
+                                              {marked.xid}, older, scheme, 0, 1);
+    std::vector<std::pair<int64_t, Outcome>> out;
+    for (const XaRecoveryPlan::Step& step : plan.listed)
+      out.emplace_back(step.transaction.checkpoint, step.outcome);
+    CHECK(plan.roll_back.empty());  // what is listed is never rolled back
+    return out;
+  };
+  CHECK(outcomes(false) == std::vector<std::pair<int64_t, Outcome>>{{4, Outcome::kCommit},
+                                                                    {5, Outcome::kCommitted},
+                                                                    {6, Outcome::kLost}});
+  // Restored from an older checkpoint: later ones completed, so a
+  // transaction neither prepared nor marked committed then.
+  CHECK(outcomes(true) == std::vector<std::pair<int64_t, Outcome>>{{4, Outcome::kCommit},
+                                                                   {5, Outcome::kCommitted},
+                                                                   {6, Outcome::kCommittedBefore}});
+}
+
+TEST_CASE("recovery rolls back the prepared transactions a subtask owns and nothing lists",
+          "[sink-parts]") {
+  // An earlier run had 4 subtasks; this one has 2.
+  std::vector<Xid> prepared;
+  std::map<std::string, Xid> names;
+  for (int subtask : {0, 1, 2, 3}) {
+    names["job mysql " + std::to_string(subtask)] = XidScheme("job", "mysql", subtask).next(7);
+  }
+  names["job other 0"] = XidScheme("job", "other", 0).next(7);
+  names["job2 mysql 0"] = XidScheme("job2", "mysql", 0).next(7);
+  for (const auto& [name, xid] : names) prepared.push_back(xid);
+  const auto rolled_back = [&](int subtask, const std::vector<ListedTransaction>& listed) {
+    const XaRecoveryPlan plan =
+        plan_recovery(listed, prepared, {}, false, XidScheme("job", "mysql", subtask), subtask, 2);
+    std::vector<std::string> out;
+    for (const auto& [name, xid] : names) {
+      if (std::find(plan.roll_back.begin(), plan.roll_back.end(), xid) != plan.roll_back.end())
+        out.push_back(name);
+    }
+    return out;
+  };
+  CHECK(rolled_back(1, {}) == std::vector<std::string>{"job mysql 1"});
+  CHECK(rolled_back(0, {}) ==
+        std::vector<std::string>{"job mysql 0", "job mysql 2", "job mysql 3"});
+  // One the restored state lists is committed, not rolled back.
+  CHECK(rolled_back(0, {{.checkpoint = 7, .xid = names.at("job mysql 0")}}) ==
+        std::vector<std::string>{"job mysql 2", "job mysql 3"});
+}
+
 TEST_CASE("recovery rolls back this subtask's leftovers and, in subtask 0, vanished subtasks'",
           "[sink-parts]") {
   FakeServer server;

@@ -24,27 +24,89 @@ XaCommitter::XaCommitter(SinkConnector connect, XidScheme xids, int subtask, int
       counters_(counters),
       last_checkpoint_(restored) {}
 
-void XaCommitter::recover(const std::vector<std::vector<Value>>& listed,
+XaRecoveryPlan plan_recovery(const std::vector<ListedTransaction>& listed,
+                             const std::vector<Xid>& prepared, const std::vector<Xid>& marked,
+                             bool older, const XidScheme& xids, int subtask, int parallelism) {
+  using Outcome = XaRecoveryPlan::Outcome;
+  const auto among = [](const std::vector<Xid>& some, const Xid& xid) {
+    return std::find(some.begin(), some.end(), xid) != some.end();
+  };
+  XaRecoveryPlan plan;
+  std::vector<Xid> listed_xids;
+  for (const ListedTransaction& t : listed) {
+    // A commit leaves its marker until a later checkpoint completed: after
+    // one did, a transaction no longer prepared committed before it.
+    const Outcome outcome = among(prepared, t.xid) ? Outcome::kCommit
+                            : among(marked, t.xid) ? Outcome::kCommitted
+                            : older                ? Outcome::kCommittedBefore
+                                                   : Outcome::kLost;
+    plan.listed.push_back({outcome, t});
+    listed_xids.push_back(t.xid);
+  }
+  for (const Xid& xid : prepared) {
+    if (among(listed_xids, xid)) continue;
+    const std::optional<int> owner = xids.subtask_of(xid);
+    if (owner && (*owner == subtask || (subtask == 0 && *owner >= parallelism))) {
+      plan.roll_back.push_back(xid);
+    }
+  }
+  return plan;
+}
+
+void XaCommitter::recover(const std::vector<std::vector<Value>>& state,
                           std::unique_ptr<SinkConnection> connection, bool older) {
-  for (const std::vector<Value>& v : listed) {
-    Transaction t;
-    t.checkpoint = v.at(0).as_bigint();
-    t.xid = {v.at(1).as_string(), v.at(2).as_string()};
-    t.session = {static_cast<uint64_t>(v.at(3).as_bigint()),
-                 v.size() > 4 ? v.at(4).as_bigint() : 0};
-    commit_elsewhere(*connection, t, older);
+  std::vector<ListedTransaction> listed;
+  for (const std::vector<Value>& v : state) {
+    listed.push_back({.checkpoint = v.at(0).as_bigint(),
+                      .xid = {v.at(1).as_string(), v.at(2).as_string()},
+                      .session = {static_cast<uint64_t>(v.at(3).as_bigint()),
+                                  v.size() > 4 ? v.at(4).as_bigint() : 0}});
+  }
+  const XaRecoveryPlan plan = inspect(*connection, listed, older);
+  for (const XaRecoveryPlan::Step& step : plan.listed) {
+    carry_out(*connection, step);
     counters_.recovered->add(1);
   }
   fault_point("recovery-after-commits", subtask_);
-  for (const Xid& xid : connection->xa_recover()) {
-    const std::optional<int> owner = xids_.subtask_of(xid);
-    if (!owner || (*owner != subtask_ && !(subtask_ == 0 && *owner >= parallelism_))) continue;
+  for (const Xid& xid : plan.roll_back) {
     roll_back(*connection, xid);
     counters_.rolled_back->add(1);
     spdlog::info("mysql sink {}: rolled back {} left prepared by an earlier run", target_,
                  xid.to_string());
   }
   idle_.push_back(std::move(connection));
+}
+
+XaRecoveryPlan XaCommitter::inspect(SinkConnection& connection,
+                                    const std::vector<ListedTransaction>& listed,
+                                    bool older) const {
+  for (const ListedTransaction& t : listed) connection.wait_until_gone(t.session);
+  const std::vector<Xid> prepared = connection.xa_recover();
+  std::vector<Xid> marked;
+  for (const ListedTransaction& t : listed) {
+    if (connection.has_marker(t.xid)) marked.push_back(t.xid);  // committed ones only
+  }
+  return plan_recovery(listed, prepared, marked, older, xids_, subtask_, parallelism_);
+}
+
+void XaCommitter::carry_out(SinkConnection& connection, const XaRecoveryPlan::Step& step) {
+  const ListedTransaction& t = step.transaction;
+  switch (step.outcome) {
+    case XaRecoveryPlan::Outcome::kCommit:
+      connection.xa("COMMIT", t.xid);
+      break;
+    case XaRecoveryPlan::Outcome::kCommitted:
+      break;
+    case XaRecoveryPlan::Outcome::kCommittedBefore:
+      spdlog::info("mysql sink {}: {} of checkpoint {} committed before later checkpoints did",
+                   target_, t.xid.to_string(), t.checkpoint);
+      break;
+    case XaRecoveryPlan::Outcome::kLost:
+      throw Error("exactly-once: transaction " + t.xid.to_string() + " of checkpoint " +
+                  std::to_string(t.checkpoint) + " is neither prepared nor committed in " +
+                  target_ + ": its writes are lost");
+  }
+  committed_.push_back(t.xid);
 }
 
 std::unique_ptr<SinkConnection> XaCommitter::idle_connection() {
@@ -129,7 +191,8 @@ void XaCommitter::commit_up_to(int64_t checkpoint) {
       // Its connection died after the prepare: commit from another one.
       t.connection.reset();
       std::unique_ptr<SinkConnection> other = connect_();
-      commit_elsewhere(*other, t);
+      const ListedTransaction listed{t.checkpoint, t.xid, t.session};
+      carry_out(*other, inspect(*other, {listed}, false).listed.front());
       idle_.push_back(std::move(other));
     }
     fault_point("after-commit", subtask_);
@@ -193,26 +256,6 @@ std::vector<std::vector<Value>> XaCommitter::state() const {
 // Commits a transaction prepared by a connection that is gone, and checks
 // that it did commit: right after the owner disconnects, XA COMMIT from
 // elsewhere may report OK without committing.
-void XaCommitter::commit_elsewhere(SinkConnection& connection, const Transaction& t, bool older) {
-  connection.wait_until_gone(t.session);
-  const auto prepared = connection.xa_recover();
-  if (std::find(prepared.begin(), prepared.end(), t.xid) != prepared.end()) {
-    connection.xa("COMMIT", t.xid);
-  }
-  // Not (or no longer) prepared: it must have committed, leaving its marker
-  // until a later checkpoint completed. If one did, it committed before.
-  if (connection.has_marker(t.xid)) {
-  } else if (older) {
-    spdlog::info("mysql sink {}: {} of checkpoint {} committed before later checkpoints did",
-                 target_, t.xid.to_string(), t.checkpoint);
-  } else {
-    throw Error("exactly-once: transaction " + t.xid.to_string() + " of checkpoint " +
-                std::to_string(t.checkpoint) + " is neither prepared nor committed in " + target_ +
-                ": its writes are lost");
-  }
-  committed_.push_back(t.xid);
-}
-
 // Rolls back a transaction another connection prepared, and checks that it
 // is gone: while its owner is still going away the server may refuse or
 // ignore the rollback, so it is tried again until then.

@@ -14,6 +14,45 @@
 
 namespace sluice {
 
+/// A transaction a restored checkpoint lists as prepared (XaCommitter::state()).
+struct ListedTransaction {
+  int64_t checkpoint = 0;  ///< the barrier that prepared it
+  Xid xid;
+  SessionId session;  ///< the connection that prepared it
+};
+
+/// What recovery does, decided by plan_recovery() from what it found.
+struct XaRecoveryPlan {
+  enum class Outcome {
+    kCommit,     ///< still prepared: commit it
+    kCommitted,  ///< committed already: its marker row says so
+    /// Neither prepared nor marked, but later checkpoints completed after
+    /// the restored one: it committed then, and its marker went since.
+    kCommittedBefore,
+    kLost,  ///< neither prepared nor committed: its writes are lost, the job fails
+  };
+  struct Step {
+    Outcome outcome = Outcome::kCommit;
+    ListedTransaction transaction;
+  };
+  /// One per listed transaction, in the order listed.
+  std::vector<Step> listed;
+  /// Prepared transactions of earlier runs that nothing lists and that this
+  /// subtask owns: its own, and in subtask 0 those of subtasks this run
+  /// does not have (they will never commit).
+  std::vector<Xid> roll_back;
+};
+
+/// Recovery's decisions, without I/O: from the transactions `listed` by
+/// the restored state, those the server has `prepared` (XA RECOVER, read
+/// once every listed transaction's connection left the server) and those
+/// of `listed` whose marker row it has (`marked`), for subtask `subtask`
+/// of `parallelism` naming its transactions by `xids`. `older`: later
+/// checkpoints completed after the restored one (restore=<id>).
+XaRecoveryPlan plan_recovery(const std::vector<ListedTransaction>& listed,
+                             const std::vector<Xid>& prepared, const std::vector<Xid>& marked,
+                             bool older, const XidScheme& xids, int subtask, int parallelism);
+
 /// The exactly-once side of the MySQL sink, for one subtask: one XA
 /// transaction per checkpoint, begun when the first flush after a barrier
 /// writes, prepared at the next barrier, committed from the connection that
@@ -93,7 +132,12 @@ class XaCommitter {
 
  private:
   std::unique_ptr<SinkConnection> idle_connection();
-  void commit_elsewhere(SinkConnection& connection, const Transaction& t, bool older = false);
+  // Waits until the connections of `listed` left the server, reads what
+  // plan_recovery() needs from it and returns the plan.
+  XaRecoveryPlan inspect(SinkConnection& connection, const std::vector<ListedTransaction>& listed,
+                         bool older) const;
+  // Carries out `step` of a plan on `connection`.
+  void carry_out(SinkConnection& connection, const XaRecoveryPlan::Step& step);
   // Interruptible by the canceller, unless the job is over anyway.
   void roll_back(SinkConnection& connection, const Xid& xid, bool interruptible = true);
   void delete_old_markers(SinkConnection& connection);
