@@ -179,15 +179,17 @@ class PrivateServer {
   int pid_ = 0;
 };
 
-// Whether a thread of this process whose name starts with `name` is inside
-// poll() (how the MySQL client waits on its socket), by /proc.
+// Whether a thread of this process whose name starts with `name` waits in
+// read(), recvfrom() or poll(), as a connection waiting on its socket does,
+// by /proc.
 bool thread_waits_on_socket(const std::string& name) {
   for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
     std::ifstream comm(task.path() / "comm"), syscall(task.path() / "syscall");
     std::string thread_name;
     long number = -1;
     if (std::getline(comm, thread_name) && thread_name.rfind(name, 0) == 0 && (syscall >> number) &&
-        (number == SYS_poll || number == SYS_ppoll)) {
+        (number == SYS_read || number == SYS_recvfrom || number == SYS_poll ||
+         number == SYS_ppoll)) {
       return true;
     }
   }
@@ -228,18 +230,20 @@ TEST_CASE("a server that stops answering fails the job within the socket timeout
 TEST_CASE("cancelling a job interrupts a call blocked on a silent server", "[mysql][serial]") {
   PrivateServer server;
   Executor executor(RuntimeOptions::without_checkpoints());
+  bool blocked = false;
   std::thread canceller([&] {
     server.wait_for_rows();
     server.freeze();
-    // Once the sink is blocked on the frozen server: it cannot return by
-    // itself for an hour.
-    testing::wait_until([] { return thread_waits_on_socket("sluice-orders"); });
+    // Once the sink (in a task of its own, named after it) is blocked on
+    // the frozen server: it cannot return by itself for an hour.
+    blocked = testing::wait_until([] { return thread_waits_on_socket("sluice-mysql"); });
     executor.cancel();
   });
   const auto timeout = std::chrono::hours(1);
   const JobResult result =
       run_changelog(changelog(0, 10'000), server.url(), "orders", 1, 3, timeout, &executor);
   canceller.join();
+  CHECK(blocked);
   CHECK(result.status == JobResult::Status::kCancelled);
   CHECK(result.duration < std::chrono::minutes(30));  // the call was interrupted, not timed out
 }
