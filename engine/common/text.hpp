@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cctype>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -12,6 +13,13 @@ inline std::string count_of(uint64_t n, std::string_view singular, std::string_v
   std::string out = std::to_string(n) + " ";
   if (n == 1) return out.append(singular);
   return plural.empty() ? out.append(singular).append("s") : out.append(plural);
+}
+
+/// `text` in ASCII lower case ("Exactly-Once" -> "exactly-once").
+inline std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
 }
 
 /// `text` without the spaces, tabs and carriage returns around it.

@@ -20,15 +20,10 @@
 #include "sluice/connectors/mysql/cdc/schema_history.hpp"
 #include "sluice/connectors/mysql/pvio.hpp"
 #include "sluice/engine/common/error.hpp"
+#include "sluice/engine/common/text.hpp"
 
 namespace sluice {
 namespace {
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 bool is_rows_event(int type) {
   switch (type) {
