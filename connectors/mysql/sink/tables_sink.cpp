@@ -624,10 +624,11 @@ class MySqlTablesSink final : public Sink {
       move_target(connection, t, change);
       target = connection.find_table(name);
     }
+    // Noted before it is created, as in prepare_targets().
+    if (!target && change.kind == Kind::kCreated) note_created(connection, name);
     for (const std::string& sql : target_statements(connection, t, target, change)) {
       run_refusable(connection, sql);
     }
-    if (!target && change.kind == Kind::kCreated) note_created(connection, name);
     if (at && change.kind != Kind::kReread) {
       connection.execute(std::string("REPLACE INTO ") + kMadeTable + " VALUES (" +
                          connection.quote(contexts_[t]->subtask().job_name) + ", " +
@@ -802,13 +803,16 @@ class MySqlTablesSink final : public Sink {
       const std::string sql = create_table_sql(quote_identifier(target.table), target.like);
       spdlog::info("mysql sink: creating table '{}' like '{}': {}", target.table, tables_[t].name,
                    sql);
+      // Noted first: a run killed between the two leaves a note of a
+      // table it may not have created (drop_leftovers() drops it if it
+      // exists), never a table it created without a note.
+      note_created(connection, target.table);
       try {
         connection.execute(sql);
       } catch (const MySqlError& e) {
         // Created meanwhile by another run: it is checked like any target.
         if (e.code() != 1050) throw;  // ER_TABLE_EXISTS_ERROR
       }
-      note_created(connection, target.table);
     }
   }
 
