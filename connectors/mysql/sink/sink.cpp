@@ -1,6 +1,5 @@
 #include "sluice/connectors/mysql/sink/sink.hpp"
 
-#include <mysqld_error.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -8,12 +7,10 @@
 #include <set>
 
 #include "sluice/connectors/mysql/collation.hpp"
+#include "sluice/connectors/mysql/sink/delivery.hpp"
 #include "sluice/connectors/mysql/sink/sink_connection.hpp"
 #include "sluice/connectors/mysql/sink/statement_writer.hpp"
-#include "sluice/connectors/mysql/sink/upsert_buffer.hpp"
-#include "sluice/connectors/mysql/sink/xa_committer.hpp"
 #include "sluice/engine/common/error.hpp"
-#include "sluice/engine/data/value_codec.hpp"
 
 namespace sluice {
 namespace {
@@ -77,17 +74,12 @@ std::string describe_keys(const std::vector<TableIndex>& keys) {
   return out;
 }
 
-// Whether `e` is a row lock the transaction could not get.
-bool is_lock_conflict(const MySqlError& e) {
-  return e.code() == ER_LOCK_WAIT_TIMEOUT || e.code() == ER_LOCK_DEADLOCK;
-}
-
 enum class Trigger { kMaxRows, kSignal, kBarrier, kClose };
 constexpr const char* kTriggerNames[] = {"max-rows", "signal", "barrier", "close"};
 
-// The sink: buffers changes (UpsertBuffer) or appended rows, and writes them
-// with a StatementWriter, at least once in a transaction per flush, or
-// exactly once through an XaCommitter.
+// The sink: checks the table, buffers changes (SinkBuffer) and decides when
+// to flush; its MySqlDelivery writes each flush with the StatementWriter, at
+// least once or exactly once.
 class MySqlSink final : public Sink {
  public:
   MySqlSink(MySqlSinkOptions options, Schema input, std::vector<std::string> key,
@@ -95,17 +87,14 @@ class MySqlSink final : public Sink {
       : options_(std::move(options)),
         input_(std::move(input)),
         key_names_(std::move(key)),
-        mode_(mode),
-        exactly_once_(options_.delivery == MySqlSinkOptions::Delivery::kExactlyOnce),
         key_(key_indexes(input_, key_names_)),
-        keep_order_(keeps_order(input_, key_)),
         target_("table '" + options_.table + "' at " + options_.url.to_string()),
-        changes_(input_, key_, keep_order_) {}
+        buffer_(input_, key_, keeps_order(input_, key_), mode == MySqlSinkOptions::Mode::kUpsert) {}
 
   void open(SinkContext& context) override {
-    const int subtask = context.subtask().index;
+    const bool exactly_once = options_.delivery == MySqlSinkOptions::Delivery::kExactlyOnce;
     context.register_cancel_action([this] { canceller_.cancel(); });
-    if (exactly_once_ && !context.checkpoints_enabled()) {
+    if (exactly_once && !context.checkpoints_enabled()) {
       throw ConfigError(
           "sink.delivery=exactly-once commits at checkpoints: set checkpoint.interval above 0");
     }
@@ -115,15 +104,15 @@ class MySqlSink final : public Sink {
     keys_flushed_ = &context.counter("keys");
     flush_micros_ = &context.counter("flush-micros");
     send_millis_ = &context.counter("currentSendTime");
-    retry_ = {.max_retries = options_.max_retries,
-              .backoff = options_.retry_backoff,
-              .canceller = &canceller_,
-              .retries = &context.counter("retries")};
-    connect_ = [this] {
-      return connect({.timeout = options_.socket_timeout, .canceller = &canceller_});
+    const RetryPolicy retry = {.max_retries = options_.max_retries,
+                               .backoff = options_.retry_backoff,
+                               .canceller = &canceller_,
+                               .retries = &context.counter("retries")};
+    SinkConnector connect = [this] {
+      return this->connect({.timeout = options_.socket_timeout, .canceller = &canceller_});
     };
     writer_.emplace(
-        options_.table, input_, key_, mode_ == MySqlSinkOptions::Mode::kUpsert, subtask,
+        options_.table, input_, key_, buffer_.upsert(), context.subtask().index,
         StatementWriter::Counters{.upserts = &context.counter("upserts"),
                                   .deletes = &context.counter("deletes"),
                                   .statements = &context.counter("statements"),
@@ -142,62 +131,42 @@ class MySqlSink final : public Sink {
     writer_->set_position_names(
         [&context](int64_t position) { return context.describe_position(position); });
     // Fail before any record if the table does not fit.
-    with_retries(retry_, "connecting to", target_, [&](int) {
-      connection_ = connect_();
-      if (!options_.dead_letter_table.empty()) {
-        connection_->execute(dead_letter_table_sql(options_.dead_letter_table));
-      }
-      const std::optional<TableInfo> table = connection_->find_table(options_.table);
-      if (!table) {
-        throw ConfigError("table '" + options_.table + "' does not exist in database '" +
-                          options_.url.database + "'; create it, for example:\n  " +
-                          create_table_sql(options_.table, input_,
-                                           mode_ == MySqlSinkOptions::Mode::kUpsert
-                                               ? key_names_
-                                               : std::vector<std::string>{}) +
-                          ";");
-      }
-      check_table(*table);
-      std::vector<TableIndex> others;
-      if (mode_ == MySqlSinkOptions::Mode::kUpsert) {
-        others = other_unique_keys(*table, input_, key_names_);
-        unique_ = buffer_keys(others, *table, *connection_, context.subtask().parallelism);
-        changes_ = UpsertBuffer(input_, key_, keep_order_, unique_);
-      }
-      writer_->fit_to(*table, input_, others);
-      writer_->set_max_allowed_packet(connection_->max_allowed_packet());
+    std::unique_ptr<SinkConnection> connection;
+    with_retries(retry, "connecting to", target_, [&](int) {
+      connection = connect();
+      fit_to_table(*connection, context.subtask().parallelism);
     });
-    if (!exactly_once_) return;
-    const SubtaskInfo& info = context.subtask();
-    committer_.emplace(connect_, XidScheme(info.job_name, info.operator_name, subtask), subtask,
-                       info.parallelism, context.restored_checkpoint().value_or(0), target_,
-                       canceller_,
-                       XaCommitter::Counters{.prepared = &context.counter("xa.prepared"),
-                                             .committed = &context.counter("xa.committed"),
-                                             .recovered = &context.counter("xa.recovered"),
-                                             .rolled_back = &context.counter("xa.rolled-back"),
-                                             .transactions = &context.counter("transactions")});
-    transactions_state_.emplace(context.list_state<std::vector<Value>>("xa-prepared"));
-    buffer_state_.emplace(context.list_state<Row>("xa-buffered"));
-    try {
-      connection_->create_marker_table();
-      committer_->recover(transactions_state_->get(), std::move(connection_),
-                          context.resumed_from_older_checkpoint());
-    } catch (const MySqlError& e) {
-      fail_write("recovering the transactions of", target_, e);
+    if (!exactly_once) {
+      delivery_ = std::make_unique<AtLeastOnceDelivery>(*writer_, std::move(connection),
+                                                        std::move(connect), retry, target_);
+      return;
     }
-    // Records the restored checkpoint holds that no transaction had yet.
-    for (const Row& row : buffer_state_->get()) buffer(row);
+    // The job's connections may have been cancelled when it ends: close()
+    // rolls back on new ones.
+    SinkConnector release = [this] {
+      return this->connect(
+          {.timeout = std::min(options_.socket_timeout, std::chrono::seconds(10))});
+    };
+    auto delivery = std::make_unique<ExactlyOnceDelivery>(
+        *writer_, context, buffer_.upsert() ? key_ : std::vector<size_t>{}, std::move(connect),
+        std::move(release), canceller_, target_,
+        XaCommitter::Counters{.prepared = &context.counter("xa.prepared"),
+                              .committed = &context.counter("xa.committed"),
+                              .recovered = &context.counter("xa.recovered"),
+                              .rolled_back = &context.counter("xa.rolled-back"),
+                              .transactions = &context.counter("transactions")});
+    delivery->recover(std::move(connection), buffer_);
+    delivery_ = std::move(delivery);
   }
 
   void write(Row&& row) override {
-    buffer(row);
+    buffer_.add(row);
     count_records(1);
   }
 
   void write_batch(Batch& rows) override {
     if (options_.max_rows == 0) {
-      buffer(rows);
+      buffer_.add(rows);
       rows.clear();
       return;
     }
@@ -208,7 +177,7 @@ class MySqlSink final : public Sink {
     std::span<const uint32_t> left(selected);
     while (!left.empty()) {
       const size_t n = std::min<size_t>(left.size(), options_.max_rows - records_since_flush_);
-      buffer(rows, left.first(n));
+      buffer_.add(rows, left.first(n));
       count_records(n);
       left = left.subspan(n);
     }
@@ -218,59 +187,26 @@ class MySqlSink final : public Sink {
   void finish() override { flush(Trigger::kClose); }
 
   void close(std::optional<int64_t> last_completed) override {
-    if (!committer_) return;
-    // The job's connections may have been cancelled with it: new ones.
-    committer_->release(last_completed, [this] {
-      return connect({.timeout = std::min(options_.socket_timeout, std::chrono::seconds(10))});
-    });
+    if (delivery_) delivery_->close(last_completed);
   }
 
   void snapshot_state(int64_t id) override {
     flush(Trigger::kBarrier);
-    if (!exactly_once_) return;
-    committer_->prepare(id);
-    locked_ = locked_keys();
-    transactions_state_->update(committer_->state());
-    // What no transaction holds yet: only rows held back behind a prepared
-    // transaction's locks, when its checkpoint has not completed.
-    std::vector<Row> carried = changes_.changes();
-    for (Row& row : appended_.rows()) carried.push_back(std::move(row));
-    buffer_state_->update(carried);
+    delivery_->snapshot_state(id, buffer_);
   }
 
   void notify_checkpoint_complete(int64_t id) override {
-    if (!exactly_once_) return;
-    committer_->commit_up_to(id);
-    locked_ = locked_keys();
-    if (committer_->prepared().empty()) wait_for_commit_ = false;
+    delivery_->notify_checkpoint_complete(id);
   }
 
   void notify_checkpoint_aborted(int64_t id) override {
-    if (!exactly_once_) return;
-    // The transactions prepared for it (or before) would wait for the next
-    // completed checkpoint, their rows held back, and with them every row
-    // their locks hold: roll them back and buffer their rows again, ahead of
-    // those that came since; the next checkpoint's transaction writes them.
-    buffer_again(committer_->roll_back_up_to(id));
-    locked_ = locked_keys();
-    if (committer_->prepared().empty()) wait_for_commit_ = false;
+    delivery_->notify_checkpoint_aborted(id, buffer_);
   }
 
  private:
   std::unique_ptr<SinkConnection> connect(const MySqlSession& session) const {
     if (options_.connect) return options_.connect(session);
     return std::make_unique<MySqlSinkConnection>(options_.url, session);
-  }
-
-  // Upsert mode keeps the last change per key; append mode every row. Takes
-  // a Row, every selected row of a batch, or rows `selected` of a batch.
-  template <typename... Rows>
-  void buffer(Rows&&... rows) {
-    if (mode_ == MySqlSinkOptions::Mode::kAppend) {
-      appended_.append(rows...);
-    } else {
-      changes_.add(rows...);
-    }
   }
 
   // Counts records written, flushing after every max_rows.
@@ -280,30 +216,13 @@ class MySqlSink final : public Sink {
       flush(Trigger::kMaxRows);
   }
 
-  // `rows`, which came before everything buffered now, buffered again.
-  void buffer_again(std::vector<Row>&& rows) {
-    if (rows.empty()) return;
-    if (mode_ == MySqlSinkOptions::Mode::kAppend) {
-      Batch again(input_);
-      for (const Row& row : rows) again.append(row);
-      again.append(appended_);
-      appended_ = std::move(again);
-      return;
-    }
-    UpsertBuffer rebuilt(input_, key_, keep_order_, unique_);
-    for (const Row& row : rows) rebuilt.add(row);
-    for (const Row& row : changes_.changes()) rebuilt.add(row);
-    changes_ = std::move(rebuilt);
-  }
-
   void flush(Trigger trigger) {
     records_since_flush_ = 0;
-    if (changes_.empty() && appended_.size() == 0) return;
+    if (buffer_.empty()) return;
     const auto started = std::chrono::steady_clock::now();
     // A held -U waits for its +U, except at a barrier and at the end.
     const bool resolve_held = trigger == Trigger::kBarrier || trigger == Trigger::kClose;
-    const size_t keys =
-        exactly_once_ ? flush_into_transaction(resolve_held) : flush_at_least_once(resolve_held);
+    const size_t keys = delivery_->flush(buffer_, resolve_held);
     if (keys == 0) return;
     flushes_[static_cast<int>(trigger)]->add(1);
     keys_flushed_->add(keys);
@@ -314,85 +233,29 @@ class MySqlSink final : public Sink {
         static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
   }
 
-  // Writes the buffer in a transaction of its own, replayed whole on a new
-  // connection after a lost connection or a deadlock. Returns the keys (or
-  // rows) written.
-  size_t flush_at_least_once(bool resolve_held) {
-    if (mode_ == MySqlSinkOptions::Mode::kAppend) {
-      writer_->in_transaction(connection_, connect_, retry_, target_,
-                              [&](SinkConnection& c) { writer_->append(c, appended_); });
-      const size_t rows = appended_.size();
-      appended_.clear();
-      return rows;
+  // Checks on `connection` that the table takes every row the input can
+  // bring, and fits the buffer and the writer to it.
+  void fit_to_table(SinkConnection& connection, int parallelism) {
+    if (!options_.dead_letter_table.empty()) {
+      connection.execute(dead_letter_table_sql(options_.dead_letter_table));
     }
-    const std::vector<UpsertBuffer::Run> runs = changes_.runs(resolve_held);
-    if (runs.empty()) return 0;  // only a -U, held for its +U
-    writer_->in_transaction(connection_, connect_, retry_, target_,
-                            [&](SinkConnection& c) { writer_->write(c, changes_.rows(), runs); });
-    changes_.clear();
-    return row_count(runs);
-  }
-
-  // Writes the buffer into the open XA transaction. While a transaction is
-  // prepared, its row locks stay until its checkpoint completes, and a write
-  // that waits for one of them would wait for a commit that this very
-  // thread has to make: keys it wrote stay buffered until then, and with
-  // keys whose bytes do not tell equality (a collation), everything does.
-  // The completion always comes before the next barrier.
-  size_t flush_into_transaction(bool resolve_held) {
-    const bool prepared = !committer_->prepared().empty();
-    if (prepared && (keep_order_ || wait_for_commit_)) return 0;
-    std::vector<UpsertBuffer::Run> runs;
-    if (mode_ == MySqlSinkOptions::Mode::kUpsert) {
-      runs = changes_.runs(resolve_held, prepared ? &locked_ : nullptr);
-      if (runs.empty()) return 0;
+    const std::optional<TableInfo> table = connection.find_table(options_.table);
+    if (!table) {
+      throw ConfigError(
+          "table '" + options_.table + "' does not exist in database '" + options_.url.database +
+          "'; create it, for example:\n  " +
+          create_table_sql(options_.table, input_,
+                           buffer_.upsert() ? key_names_ : std::vector<std::string>{}) +
+          ";");
     }
-    try {
-      SinkConnection& connection = committer_->open();
-      if (mode_ == MySqlSinkOptions::Mode::kAppend) {
-        writer_->append(connection, appended_);
-      } else {
-        writer_->write(connection, changes_.rows(), runs);
-      }
-    } catch (const MySqlError& e) {
-      // Inside a checkpoint's transaction a lost connection loses the whole
-      // transaction: the job restarts from the last checkpoint. A lock that
-      // a prepared transaction holds (on another unique key, say) only
-      // means waiting for its commit: write it all again after that.
-      if (!(prepared && is_lock_conflict(e))) fail_write("writing (exactly-once)", target_, e);
-      spdlog::info("mysql sink {}: {}; writing again once checkpoint {} commits", target_, e.what(),
-                   committer_->prepared().back().checkpoint);
-      std::vector<Row> again = committer_->abandon_open();
-      buffer_again(std::move(again));
-      wait_for_commit_ = true;
-      return 0;
+    check_table(*table);
+    std::vector<TableIndex> others;
+    if (buffer_.upsert()) {
+      others = other_unique_keys(*table, input_, key_names_);
+      buffer_.set_unique_keys(buffer_keys(others, *table, connection, parallelism));
     }
-    // Kept until the transaction commits, to write again if it is rolled back.
-    if (mode_ == MySqlSinkOptions::Mode::kAppend) {
-      const size_t rows = appended_.size();
-      committer_->wrote(appended_.rows());
-      appended_.clear();
-      return rows;
-    }
-    const size_t keys = row_count(runs);
-    committer_->wrote(changes_.take());
-    return keys;
-  }
-
-  static size_t row_count(const std::vector<UpsertBuffer::Run>& runs) {
-    size_t rows = 0;
-    for (const UpsertBuffer::Run& run : runs) rows += run.rows.size();
-    return rows;
-  }
-
-  // The keys that prepared transactions wrote, and lock until they commit.
-  UpsertBuffer::KeySet locked_keys() const {
-    UpsertBuffer::KeySet keys;
-    if (mode_ != MySqlSinkOptions::Mode::kUpsert) return keys;
-    for (const XaCommitter::Transaction& t : committer_->prepared()) {
-      for (const Row& row : t.rows) keys.insert(encode_key(row, key_));
-    }
-    return keys;
+    writer_->fit_to(*table, input_, others);
+    writer_->set_max_allowed_packet(connection.max_allowed_packet());
   }
 
   // The table's other unique keys, as the buffer orders writes by them.
@@ -453,7 +316,7 @@ class MySqlSink final : public Sink {
                           join(input_.column_names()) + "); give it a default, or fill it");
       }
     }
-    if (mode_ != MySqlSinkOptions::Mode::kUpsert) return;
+    if (!buffer_.upsert()) return;
     const std::set<std::string> wanted(key_names_.begin(), key_names_.end());
     std::string described;
     for (const TableIndex& k : table.unique_keys) {
@@ -468,29 +331,15 @@ class MySqlSink final : public Sink {
   const MySqlSinkOptions options_;
   const Schema input_;
   const std::vector<std::string> key_names_;
-  const MySqlSinkOptions::Mode mode_;
-  const bool exactly_once_;
   const std::vector<size_t> key_;
-  const bool keep_order_;                        // see keeps_order()
-  const std::string target_;                     // "table 't' at mysql://…", for messages
-  std::vector<UpsertBuffer::UniqueKey> unique_;  // the table's other unique keys
+  const std::string target_;  // "table 't' at mysql://…", for messages
 
-  UpsertBuffer changes_;    // upsert mode
-  Batch appended_{input_};  // append mode
+  SinkBuffer buffer_;
   size_t records_since_flush_ = 0;
 
   MySqlCanceller canceller_;  // declared before, so destroyed after, every connection it cancels
-  SinkConnector connect_;
-  RetryPolicy retry_;
   std::optional<StatementWriter> writer_;
-  std::unique_ptr<SinkConnection> connection_;  // at-least-once
-
-  // Exactly-once.
-  std::optional<XaCommitter> committer_;
-  UpsertBuffer::KeySet locked_;   // see locked_keys()
-  bool wait_for_commit_ = false;  // a write met a prepared transaction's lock
-  std::optional<ListState<std::vector<Value>>> transactions_state_;
-  std::optional<ListState<Row>> buffer_state_;
+  std::unique_ptr<MySqlDelivery> delivery_;  // after the writer it writes with
 
   Counter* flushes_[4] = {};
   Counter* keys_flushed_ = nullptr;

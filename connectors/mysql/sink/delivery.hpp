@@ -1,0 +1,100 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sluice/connectors/mysql/sink/sink_buffer.hpp"
+#include "sluice/connectors/mysql/sink/sink_connection.hpp"
+#include "sluice/connectors/mysql/sink/statement_writer.hpp"
+#include "sluice/connectors/mysql/sink/xa_committer.hpp"
+#include "sluice/engine/graph/operator.hpp"
+
+namespace sluice {
+
+/// How the MySQL sink's flushes reach the table
+/// (MySqlSinkOptions::Delivery). The sink decides when to flush; a delivery
+/// writes what the buffer holds through the sink's StatementWriter, and
+/// takes part in checkpoints.
+class MySqlDelivery {
+ public:
+  virtual ~MySqlDelivery() = default;
+  /// Writes what `buffer` holds and may be written now, and takes it out
+  /// of the buffer. A held -U waits for its +U unless `resolve_held`.
+  /// Returns the rows (in upsert mode, keys) written.
+  virtual size_t flush(SinkBuffer& buffer, bool resolve_held) = 0;
+  /// At checkpoint `id`'s barrier, after its flush.
+  virtual void snapshot_state(int64_t /*id*/, const SinkBuffer& /*buffer*/) {}
+  virtual void notify_checkpoint_complete(int64_t /*id*/) {}
+  virtual void notify_checkpoint_aborted(int64_t /*id*/, SinkBuffer& /*buffer*/) {}
+  /// At the job's end; `last_completed` as Sink::close() has it.
+  virtual void close(std::optional<int64_t> /*last_completed*/) {}
+};
+
+/// At least once: each flush is a transaction of its own, replayed whole on
+/// a new connection after a lost connection or a deadlock. Upserts and
+/// deletes by key converge when a replay writes them again.
+class AtLeastOnceDelivery final : public MySqlDelivery {
+ public:
+  /// Writes with `writer` on `connection`, and on new ones of `connect`'s
+  /// as `retry` says; `target` names the table and server in errors.
+  AtLeastOnceDelivery(StatementWriter& writer, std::unique_ptr<SinkConnection> connection,
+                      SinkConnector connect, RetryPolicy retry, std::string target);
+
+  size_t flush(SinkBuffer& buffer, bool resolve_held) override;
+
+ private:
+  StatementWriter& writer_;
+  std::unique_ptr<SinkConnection> connection_;
+  SinkConnector connect_;
+  RetryPolicy retry_;
+  std::string target_;
+};
+
+/// Exactly once (XaCommitter): the flushes between two barriers go into one
+/// XA transaction, prepared at the barrier (its id kept in the sink's
+/// state), committed from the same connection when the checkpoint completes;
+/// meanwhile the next one runs on a second connection. The rows a prepared
+/// transaction wrote stay with it until it commits, to be buffered again if
+/// its checkpoint is aborted.
+class ExactlyOnceDelivery final : public MySqlDelivery {
+ public:
+  /// For the sink subtask of `context`, whose rows have the columns `key`
+  /// as their key (empty in append mode). `release` opens the connections
+  /// close() rolls back on, when the job's own may have been cancelled.
+  ExactlyOnceDelivery(StatementWriter& writer, SinkContext& context, std::vector<size_t> key,
+                      SinkConnector connect, SinkConnector release, MySqlCanceller& canceller,
+                      std::string target, const XaCommitter::Counters& counters);
+
+  /// At open, on `connection`: commits the transactions the restored
+  /// checkpoint lists and rolls back the others (XaCommitter::recover()),
+  /// and puts into `buffer` the rows the checkpoint held that no
+  /// transaction had yet.
+  void recover(std::unique_ptr<SinkConnection> connection, SinkBuffer& buffer);
+
+  size_t flush(SinkBuffer& buffer, bool resolve_held) override;
+  void snapshot_state(int64_t id, const SinkBuffer& buffer) override;
+  void notify_checkpoint_complete(int64_t id) override;
+  void notify_checkpoint_aborted(int64_t id, SinkBuffer& buffer) override;
+  void close(std::optional<int64_t> last_completed) override;
+
+ private:
+  // The keys that prepared transactions wrote, and lock until they commit.
+  UpsertBuffer::KeySet locked_keys() const;
+
+  StatementWriter& writer_;
+  SinkContext& context_;
+  const std::vector<size_t> key_;
+  SinkConnector release_;
+  std::string target_;
+  XaCommitter committer_;
+  ListState<std::vector<Value>> transactions_state_;
+  ListState<Row> buffer_state_;
+  UpsertBuffer::KeySet locked_;   // see locked_keys()
+  bool wait_for_commit_ = false;  // a write met a prepared transaction's lock
+};
+
+}  // namespace sluice
