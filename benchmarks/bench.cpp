@@ -13,6 +13,7 @@
 #include "sluice/benchmarks/cdc_bench.hpp"
 #include "sluice/benchmarks/chart.hpp"
 #include "sluice/benchmarks/checkpoint_bench.hpp"
+#include "sluice/benchmarks/file_bench.hpp"
 #include "sluice/benchmarks/latency_bench.hpp"
 #include "sluice/benchmarks/memory_bench.hpp"
 #include "sluice/benchmarks/mysql_bench.hpp"
@@ -25,10 +26,11 @@ namespace {
 
 std::vector<Benchmark> all_benchmarks() {
   std::vector<Benchmark> all = {
-      pipeline_benchmark(),     checkpoint_benchmark(), flush_signal_benchmark(),
-      latency_benchmark(),      memory_benchmark(),     mysql_upsert_benchmark(),
-      mysql_hotkey_benchmark(), mysql_xa_benchmark(),   batch_layout_benchmark(),
-      cdc_benchmark(),          database_benchmark(),   database_from_empty_benchmark()};
+      pipeline_benchmark(),      checkpoint_benchmark(), flush_signal_benchmark(),
+      latency_benchmark(),       memory_benchmark(),     mysql_upsert_benchmark(),
+      mysql_hotkey_benchmark(),  mysql_xa_benchmark(),   batch_layout_benchmark(),
+      cdc_benchmark(),           database_benchmark(),   database_from_empty_benchmark(),
+      changelog_file_benchmark()};
   for (Benchmark& b : replication_benchmarks()) all.push_back(std::move(b));
   return all;
 }
