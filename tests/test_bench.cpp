@@ -41,6 +41,7 @@ TEST_CASE("sluice bench --quick runs every benchmark and reports it against its 
                                           "cdc",
                                           "database",
                                           "database-from-empty",
+                                          "changelog-file",
                                           "replication-updates-1000",
                                           "replication-inserts-1000",
                                           "replication-deletes-1000",
