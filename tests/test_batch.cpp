@@ -168,6 +168,30 @@ TEST_CASE("a column parses text into a row as parse_value() does, and refuses wh
   CHECK_THROWS_AS(batch.column(2).parse(0, "1.2.3", schema.column(2).type), DataError);
 }
 
+TEST_CASE("a batch truncated drops the rows added last, their kinds, positions and selection",
+          "[batch]") {
+  const Schema schema = Schema::parse("id BIGINT, note STRING");
+  Batch batch(schema);
+  batch.append(Row(RowKind::kInsert, {int64_t{1}, std::string("one")}));
+  batch.append(Row(RowKind::kInsert, {int64_t{2}, std::string("two")}));
+  batch.set_position(1, 7);
+  batch.keep_if([&](uint32_t row) { return batch.column(0).values<int64_t>()[row] == 2; });
+  const uint32_t first = batch.add_rows(2, RowKind::kDelete);
+  batch.column(1).set_string(first, "three");
+  batch.set_position(first, 9);
+  batch.truncate(first);
+  CHECK(batch.size() == 2);
+  CHECK(batch.rows() == std::vector<Row>{Row(RowKind::kInsert, {int64_t{2}, std::string("two")})});
+  CHECK(batch.position(1) == 7);
+  // What comes after is as if the dropped rows had never been.
+  batch.append(Row(RowKind::kUpdateAfter, {int64_t{4}, std::string("four")}));
+  CHECK(batch.size() == 3);
+  CHECK(batch.kind(2) == RowKind::kUpdateAfter);
+  CHECK(batch.column(1).string_at(2) == "four");
+  CHECK_FALSE(batch.position(2).has_value());
+  CHECK(batch.selected() == 2);
+}
+
 TEST_CASE("equal values hash equally in a batch column, DECIMALs of any scale too", "[batch]") {
   const Schema schema = Schema::parse("d DECIMAL(10,3), s STRING");
   Batch batch(schema);

@@ -151,6 +151,11 @@ void ColumnVector::grow(size_t n) {
   nulls_.resize(nulls_.size() + n, 0);
 }
 
+void ColumnVector::truncate(size_t n) {
+  std::visit([n](auto& v) { v.resize(n); }, values_);
+  nulls_.resize(n);
+}
+
 void ColumnVector::append_from(const ColumnVector& from, const uint32_t* rows, uint32_t n) {
   const size_t first = nulls_.size();
   if (rows == nullptr) {
@@ -212,6 +217,16 @@ uint32_t Batch::add_rows(uint32_t n, RowKind kind) {
   if (!positions_.empty()) positions_.resize(kinds_.size(), -1);
   for (ColumnVector& column : columns_) column.grow(n);
   return first;
+}
+
+void Batch::truncate(uint32_t n) {
+  if (n >= size()) return;
+  if (!all_selected_) {
+    while (!selection_.empty() && selection_.back() >= n) selection_.pop_back();
+  }
+  kinds_.resize(n);
+  if (!positions_.empty()) positions_.resize(n);
+  for (ColumnVector& column : columns_) column.truncate(n);
 }
 
 void Batch::set_position(uint32_t row, int64_t position) {

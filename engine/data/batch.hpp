@@ -103,6 +103,9 @@ class ColumnVector {
 
   /// Adds `n` rows holding defaults, not NULL.
   void grow(size_t n);
+  /// Keeps the first `n` rows. (The bytes of the others' strings stay
+  /// until clear().)
+  void truncate(size_t n);
   /// Appends rows `rows[0..n)` of `from`, a column of the same type, or its
   /// first `n` rows when `rows` is null.
   void append_from(const ColumnVector& from, const uint32_t* rows, uint32_t n);
@@ -196,6 +199,9 @@ class Batch {
   /// returns the number of the first; they are selected. For sources that
   /// write columns in place.
   uint32_t add_rows(uint32_t n, RowKind kind = RowKind::kInsert);
+  /// Drops the rows from `n` on: undoes add_rows() of rows a source could
+  /// not fill after all.
+  void truncate(uint32_t n);
   /// What keeps `row` out of this batch (its arity, or the column whose
   /// type a field does not have); empty when it fits.
   std::string misfit(const Row& row) const;
