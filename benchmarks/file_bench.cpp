@@ -101,8 +101,9 @@ BenchSample read_into_blackhole(const std::string& path, ChangelogFileOptions::F
 Benchmark changelog_file_benchmark() {
   return {
       .name = "changelog-file",
-      .description = "the changelog-file source into a blackhole sink, records/s of a file of "
-                     "changes to five columns (BIGINT, DECIMAL, two STRINGs, BIGINT)",
+      .description =
+          "the changelog-file source into a blackhole sink, records/s of a file of "
+          "changes to five columns (BIGINT, DECIMAL, two STRINGs, BIGINT)",
       .scenarios =
           [](const BenchSettings& settings) {
             const uint64_t lines = settings.quick ? 100'000 : 1'000'000;

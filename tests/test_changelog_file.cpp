@@ -4,6 +4,7 @@
 
 #include "sluice/connectors/basic/sinks.hpp"
 #include "sluice/connectors/file/changelog_file.hpp"
+#include "sluice/connectors/file/csv.hpp"
 #include "sluice/connectors/file/debezium_json.hpp"
 #include "sluice/engine/checkpoint/checkpoint_storage.hpp"
 #include "sluice/engine/common/error.hpp"
@@ -315,5 +316,31 @@ TEST_CASE("a checkpoint resumes only the file it was taken on, or that file grow
     const FileRun run = read_checkpointed(path, state, id);
     CHECK(run.result.status == JobResult::Status::kFailed);
     CHECK_THAT(run.result.error, Catch::Contains("fewer than the"));
+  }
+}
+
+TEST_CASE(
+    "CSV fields split as RFC 4180 says, escaped quotes among plain fields, record after record",
+    "[file]") {
+  CsvFields fields;
+  const auto texts = [&] {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < fields.size(); ++i) out.emplace_back(fields.text(i));
+    return out;
+  };
+  fields.split("+I,\"a \"\"b\"\" c\",plain,\"\"\"\",\"x,y\",,\"\"");
+  CHECK(texts() == std::vector<std::string>{"+I", "a \"b\" c", "plain", "\"", "x,y", "", ""});
+  CHECK(fields.quoted(1));
+  CHECK_FALSE(fields.quoted(2));
+  CHECK(fields.null(5));
+  CHECK_FALSE(fields.null(6));  // "" is the empty string
+  // The next record leaves nothing of the one before.
+  fields.split("-D,\"q\"\"\",");
+  CHECK(texts() == std::vector<std::string>{"-D", "q\"", ""});
+  fields.split("");
+  CHECK(texts() == std::vector<std::string>{""});
+  for (const char* bad : {"+I,\"open", "+I,\"a\"b", "+I,a\"b"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(fields.split(bad), DataError);
   }
 }

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
+#include "sluice/connectors/file/changelog_rows.hpp"
 #include "sluice/engine/common/error.hpp"
 
 namespace sluice {
@@ -146,6 +147,79 @@ DebeziumEvent DebeziumParser::parse(std::string_view line) const {
   EnvelopeReader reader(index_);
   nlohmann::json::sax_parse(line, &reader);
   return reader.take();
+}
+
+DebeziumChangelog::DebeziumChangelog(const Schema& schema)
+    : schema_(schema), parser_(schema.column_names()) {}
+
+bool DebeziumChangelog::append(std::string_view line, Batch& rows) const {
+  DebeziumEvent event = parser_.parse(line);
+  if (event.tombstone) return false;
+  const std::string& op = event.op;
+  if (op.empty()) throw DataError("expected a Debezium envelope with \"op\"");
+  const auto image = [&](std::optional<JsonImage>& given, const char* which) -> JsonImage& {
+    if (!given) throw DataError("op \"" + op + "\" needs an object in \"" + which + "\"");
+    return *given;
+  };
+  if (op == "c" || op == "r") {
+    append_image(RowKind::kInsert, image(event.after, "after"), rows);
+  } else if (op == "u") {
+    JsonImage& after_image = image(event.after, "after");
+    if (!event.before) {
+      append_image(RowKind::kUpdateAfter, after_image, rows);
+      return true;
+    }
+    const uint32_t before = append_image(RowKind::kUpdateBefore, *event.before, rows);
+    const uint32_t after = append_image(RowKind::kUpdateAfter, after_image, rows);
+    for (size_t k : schema_.primary_key()) {
+      if (rows.column(k).value(before) == rows.column(k).value(after)) continue;
+      // The key changed: the old row goes, a new one comes.
+      rows.set_kind(before, RowKind::kDelete);
+      rows.set_kind(after, RowKind::kInsert);
+      break;
+    }
+  } else if (op == "d") {
+    append_image(RowKind::kDelete, image(event.before, "before"), rows);
+  } else {
+    throw DataError("expected op c, r, u or d, got \"" + op + "\"");
+  }
+  return true;
+}
+
+uint32_t DebeziumChangelog::append_image(RowKind kind, JsonImage& image, Batch& rows) const {
+  const uint32_t row = rows.add_rows(1, kind);
+  for (size_t c = 0; c < image.size(); ++c) set_column(rows, row, c, image[c]);
+  return row;
+}
+
+void DebeziumChangelog::set_column(Batch& rows, uint32_t row, size_t c, JsonField& v) const {
+  if (v.kind == Kind::kAbsent || v.kind == Kind::kNull) {
+    rows.column(c).set_null(row, true);
+    return;
+  }
+  const DataType& type = schema_.column(c).type;
+  if (v.kind == Kind::kString) return parse_column(rows, row, c, v.text);
+  if (v.kind == Kind::kBoolean && type.id == TypeId::kBoolean) {
+    return rows.column(c).set_value(row, Value::boolean(v.text == "true"));
+  }
+  if (v.kind == Kind::kNumber && v.text.find_first_of(".eE") == std::string::npos) {
+    // Debezium's io.debezium.time types: Timestamp in milliseconds since
+    // the epoch, Date in days, MicroTime in microseconds.
+    if (type.id == TypeId::kTimestamp) {
+      return rows.column(c).set_value(row, Timestamp{std::stoll(v.text) * 1000});
+    }
+    if (type.id == TypeId::kDate) {
+      return rows.column(c).set_value(row, Date{static_cast<int32_t>(std::stol(v.text))});
+    }
+    if (type.id == TypeId::kTime) return rows.column(c).set_value(row, Time{std::stoll(v.text)});
+  }
+  if (v.kind == Kind::kNumber && type.id != TypeId::kString && type.id != TypeId::kBoolean) {
+    // The number's own text, never a double's: a DECIMAL keeps every digit.
+    return parse_column(rows, row, c,
+                        type.id == TypeId::kDecimal ? expand_exponent(v.text) : v.text);
+  }
+  throw DataError("column '" + schema_.column(c).name + "' expects " + type.to_string() + ", got " +
+                  (v.kind == Kind::kComposite ? "an object or array" : v.text));
 }
 
 std::string expand_exponent(std::string_view number) {

@@ -7,6 +7,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sluice/engine/data/batch.hpp"
+
 namespace sluice {
 
 /// A field of a row image as the JSON spelled it. Numbers keep their text,
@@ -42,6 +44,32 @@ class DebeziumParser {
 
  private:
   std::unordered_map<std::string, size_t> index_;
+};
+
+/// A changelog of Debezium envelopes, one per line, {"op": "c"|"r"|"u"|"d",
+/// "before": {...}, "after": {...}}, bare or inside "payload". c and r are
+/// +I; u is -U (if "before" is given) then +U, or -D of the old key then +I
+/// of the new one when the update changed the key; d is -D. Numbers keep
+/// every digit (a DECIMAL is read from the number's text, never a double);
+/// Debezium's io.debezium.time numbers are read as its Timestamp
+/// (milliseconds since the epoch), Date (days) and MicroTime.
+class DebeziumChangelog {
+ public:
+  explicit DebeziumChangelog(const Schema& schema);
+
+  /// Appends the changes of `line` to `rows`, a batch of the schema's
+  /// columns. Returns false for a tombstone, which changes nothing. Throws
+  /// DataError saying what is wrong, leaving rows it began for the caller
+  /// to drop (Batch::truncate()).
+  bool append(std::string_view line, Batch& rows) const;
+
+ private:
+  // Appends `image` as a row of kind `kind`; returns its number.
+  uint32_t append_image(RowKind kind, JsonImage& image, Batch& rows) const;
+  void set_column(Batch& rows, uint32_t row, size_t c, JsonField& field) const;
+
+  const Schema& schema_;
+  const DebeziumParser parser_;
 };
 
 /// A JSON number's text without an exponent: "1.25e3" is "1250", "-5E-2" is
