@@ -23,6 +23,9 @@ class SinkBuffer {
         keep_order_(keep_order),
         upsert_(upsert),
         changes_(input_, key_, keep_order_) {}
+  // Its buffers point at input_.
+  SinkBuffer(const SinkBuffer&) = delete;
+  SinkBuffer& operator=(const SinkBuffer&) = delete;
 
   bool upsert() const { return upsert_; }
   /// Whether the order of changes matters across keys (see UpsertBuffer).
