@@ -22,15 +22,24 @@ struct StringMaker<BinlogPosition> {
 
 namespace {
 
-// Reads until `wanted` changes came, or none came for two seconds.
+// Reads until `wanted` changes came, or the reader sat idle, having read
+// all the server sent, for two seconds. Time the reader spends working
+// (looking back through older binlog files at its start, say) is not
+// silence; a minute in all is the limit.
 std::vector<BinlogChange> read_until(BinlogReader& reader, size_t wanted) {
   std::vector<BinlogChange> changes;
-  auto last = std::chrono::steady_clock::now();
-  while (changes.size() < wanted && std::chrono::steady_clock::now() - last < 2s) {
+  const auto began = std::chrono::steady_clock::now();
+  auto last = began;
+  while (changes.size() < wanted) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last >= 2s || now - began >= 60s) break;
     const size_t before = changes.size();
     reader.read(changes);
-    if (changes.size() != before) last = std::chrono::steady_clock::now();
-    if (reader.idle()) std::this_thread::sleep_for(5ms);
+    if (changes.size() != before || !reader.idle()) {
+      last = std::chrono::steady_clock::now();
+    } else {
+      std::this_thread::sleep_for(5ms);
+    }
   }
   return changes;
 }
