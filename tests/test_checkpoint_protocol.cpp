@@ -240,6 +240,18 @@ struct Recording final : CheckpointHooks {
   }
 };
 
+// A chain member with a name, its hooks and the store it used, if any.
+struct Participant final : SubtaskCheckpointer::Member {
+  Participant(std::string n, CheckpointHooks& h, StateStore* s = nullptr)
+      : name_(std::move(n)), hooks_(h), store_(s) {}
+  const std::string& name() const override { return name_; }
+  CheckpointHooks& hooks() const override { return hooks_; }
+  StateStore* store_to_snapshot() const override { return store_; }
+  std::string name_;
+  CheckpointHooks& hooks_;
+  StateStore* store_;
+};
+
 }  // namespace
 
 TEST_CASE("a subtask checkpointer snapshots its members in order and saves the stores they used",
@@ -253,11 +265,10 @@ TEST_CASE("a subtask checkpointer snapshots its members in order and saves the s
       checkpointing, 0, [&](const std::string& message, auto) { failures.push_back(message); });
   std::vector<std::string> log;
   Recording source(&log, "source"), sum(&log, "sum");
-  const std::string source_name = "source", sum_name = "sum";
   auto store = StateStore::open(storage.work_dir("sum", 0), std::nullopt);
   store->put("k", "v");
-  checkpointer.set_members({{&source_name, &source, [] { return nullptr; }},
-                            {&sum_name, &sum, [&] { return store.get(); }}});
+  const Participant source_member("source", source), sum_member("sum", sum, store.get());
+  checkpointer.set_members({&source_member, &sum_member});
 
   checkpointer.checkpoint(1, std::chrono::milliseconds(3));
   checkpointer.notify_complete(1);
@@ -277,8 +288,8 @@ TEST_CASE("a subtask checkpointer snapshots its members in order and saves the s
   CHECK(failures.empty());
 
   Recording broken(&log, "broken");
-  const std::string broken_name = "broken";
-  checkpointer.set_members({{&broken_name, &broken, [] { return nullptr; }}});
+  const Participant broken_member("broken", broken);
+  checkpointer.set_members({&broken_member});
   try {
     checkpointer.checkpoint(2, {});
     FAIL("the snapshot did not fail");

@@ -45,17 +45,29 @@ struct Collecting final : Sink {
   void finish() override { finished = true; }
 };
 
+ChainMember member(const NodeDef& node, OperatorMetrics& metrics) {
+  ChainMember m;
+  m.node = &node;
+  m.metrics = &metrics;
+  return m;
+}
+
 struct Chain {
   NodeDef source_node = node("source"), map_node = node("double"), sink_node = node("sink");
   OperatorMetrics source_metrics, map_metrics, sink_metrics;
-  Counting source;
-  Doubling doubling;
-  Collecting sink;
-  OperatorChain chain{{{&source_node, &source_metrics, &source},
-                       {&map_node, &map_metrics, nullptr, &doubling},
-                       {&sink_node, &sink_metrics, nullptr, nullptr, &sink}},
-                      nullptr,
-                      true};
+  std::vector<ChainMember> members = [this] {
+    std::vector<ChainMember> out;
+    out.push_back(member(source_node, source_metrics));
+    out.back().source = std::make_unique<Counting>();
+    out.push_back(member(map_node, map_metrics));
+    out.back().op = std::make_unique<Doubling>();
+    out.push_back(member(sink_node, sink_metrics));
+    out.back().sink = std::make_unique<Collecting>();
+    return out;
+  }();
+  Doubling& doubling = static_cast<Doubling&>(*members[1].op);
+  Collecting& sink = static_cast<Collecting&>(*members[2].sink);
+  OperatorChain chain{members, nullptr, true};
 };
 
 }  // namespace

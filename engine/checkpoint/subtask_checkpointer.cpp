@@ -14,13 +14,13 @@ void SubtaskCheckpointer::checkpoint(int64_t id, std::chrono::nanoseconds alignm
   const auto started = std::chrono::steady_clock::now();
   CheckpointAck ack{id, checkpointing_.index, {}, alignment};
   std::vector<std::shared_future<uint64_t>> snapshots;  // one per ack.states entry
-  for (const Member& m : members_) {
-    guarded(*m.name, [&] {
-      m.hooks->snapshot_state(id);
-      if (StateStore* store = m.store()) {
-        const auto dir = checkpointing_.storage->subtask_dir(id, *m.name, subtask_);
+  for (const Member* m : members_) {
+    guarded(m->name(), [&] {
+      m->hooks().snapshot_state(id);
+      if (StateStore* store = m->store_to_snapshot()) {
+        const auto dir = checkpointing_.storage->subtask_dir(id, m->name(), subtask_);
         snapshots.push_back(store->snapshot(dir));
-        ack.states.push_back({*m.name, subtask_, 0});
+        ack.states.push_back({m->name(), subtask_, 0});
       }
     });
   }
@@ -45,13 +45,15 @@ void SubtaskCheckpointer::checkpoint(int64_t id, std::chrono::nanoseconds alignm
 }
 
 void SubtaskCheckpointer::notify_complete(int64_t id) {
-  for (const Member& m : members_)
-    guarded(*m.name, [&] { m.hooks->notify_checkpoint_complete(id); });
+  for (const Member* m : members_) {
+    guarded(m->name(), [&] { m->hooks().notify_checkpoint_complete(id); });
+  }
 }
 
 void SubtaskCheckpointer::notify_aborted(int64_t id) {
-  for (const Member& m : members_)
-    guarded(*m.name, [&] { m.hooks->notify_checkpoint_aborted(id); });
+  for (const Member* m : members_) {
+    guarded(m->name(), [&] { m->hooks().notify_checkpoint_aborted(id); });
+  }
 }
 
 void SubtaskCheckpointer::wait() { in_progress_.clear(); }

@@ -32,12 +32,15 @@ struct TaskCheckpointing {
 /// member throws comes out as an OperatorFailure naming it.
 class SubtaskCheckpointer {
  public:
-  /// A member of the chain as checkpoints see it.
-  struct Member {
-    const std::string* name = nullptr;
-    CheckpointHooks* hooks = nullptr;
+  /// A member of the chain as checkpoints see it (the task's members are
+  /// ChainMembers).
+  class Member {
+   public:
+    virtual ~Member() = default;
+    virtual const std::string& name() const = 0;
+    virtual CheckpointHooks& hooks() const = 0;
     /// The store to save at a checkpoint, or null.
-    std::function<StateStore*()> store;
+    virtual StateStore* store_to_snapshot() const = 0;
   };
   /// Reports a snapshot that could not be written, from another thread.
   using Fail = std::function<void(const std::string& message, std::exception_ptr cause)>;
@@ -48,7 +51,8 @@ class SubtaskCheckpointer {
   SubtaskCheckpointer(const SubtaskCheckpointer&) = delete;
   SubtaskCheckpointer& operator=(const SubtaskCheckpointer&) = delete;
 
-  void set_members(std::vector<Member> members) { members_ = std::move(members); }
+  /// The members to snapshot, upstream first; they must outlive their turn.
+  void set_members(std::vector<const Member*> members) { members_ = std::move(members); }
 
   /// Snapshots every member for checkpoint `id`; `alignment`: how long its
   /// barrier waited for the others.
@@ -62,7 +66,7 @@ class SubtaskCheckpointer {
   const TaskCheckpointing& checkpointing_;
   const int subtask_;
   const Fail fail_;
-  std::vector<Member> members_;
+  std::vector<const Member*> members_;
   // Background snapshot writes, each acknowledging its checkpoint when done.
   std::vector<std::future<void>> in_progress_;
 };

@@ -123,23 +123,23 @@ class MemberOutput {
 
 namespace {
 
-// Feeds one transform of the chain. With `keys` (its input is keyed) wanted
-// by the operator, the records go one by one, each after setting the
-// operator's current key; otherwise a batch at a time.
+// Feeds one transform of the chain. Where the operator reads the key of its
+// keyed input, the records go one by one, each after setting the operator's
+// current key; otherwise a batch at a time.
 class OperatorLink final : public BatchReceiver {
  public:
-  OperatorLink(const OperatorChain::Member& member, MemberOutput& output)
-      : m_(member), output_(output) {}
+  OperatorLink(const ChainMember& member, MemberOutput& output)
+      : m_(member), keys_(member.keys()), output_(output) {}
   void push(Batch& rows) override {
     m_.metrics->records_in.add(rows.selected());
     guarded(m_.node->name, [&] {
       output_.run([&](Collector& out) {
-        if (!m_.keys || !m_.keys->wants_keys()) {
+        if (!keys_ || !keys_->wants_keys()) {
           m_.op->process_batch(rows, out);
           return;
         }
         rows.for_each([&](uint32_t i) {
-          m_.keys->take_key(rows.ref(i));
+          keys_->take_key(rows.ref(i));
           m_.op->process_row(rows.ref(i), out);
         });
         rows.clear();
@@ -153,7 +153,8 @@ class OperatorLink final : public BatchReceiver {
   }
 
  private:
-  const OperatorChain::Member& m_;
+  const ChainMember& m_;
+  TaskOperatorContext* const keys_;
   MemberOutput& output_;
   // The schema changes it took: the batches it gets have their columns.
   std::vector<std::shared_ptr<const SchemaChange>> kept_;
@@ -162,7 +163,7 @@ class OperatorLink final : public BatchReceiver {
 // Feeds the sink at the end of the chain.
 class SinkLink final : public BatchReceiver {
  public:
-  explicit SinkLink(const OperatorChain::Member& member) : m_(member) {}
+  explicit SinkLink(const ChainMember& member) : m_(member) {}
   void push(Batch& rows) override {
     m_.metrics->records_in.add(rows.selected());
     guarded(m_.node->name, [&] { m_.sink->write_batch(rows); });
@@ -173,14 +174,29 @@ class SinkLink final : public BatchReceiver {
   }
 
  private:
-  const OperatorChain::Member& m_;
+  const ChainMember& m_;
   std::vector<std::shared_ptr<const SchemaChange>> kept_;  // see OperatorLink
 };
 
 }  // namespace
 
-OperatorChain::OperatorChain(std::vector<Member> members, BatchReceiver* writer, bool check_rows)
-    : members_(std::move(members)), outputs_(members_.size()) {
+CheckpointHooks& ChainMember::hooks() const {
+  if (source) return *source;
+  if (op) return *op;
+  return *sink;
+}
+
+StateStore* ChainMember::store_to_snapshot() const {
+  return context ? context->store_to_snapshot() : nullptr;
+}
+
+TaskOperatorContext* ChainMember::keys() const {
+  return context && context->keyed() ? context.get() : nullptr;
+}
+
+OperatorChain::OperatorChain(const std::vector<ChainMember>& members, BatchReceiver* writer,
+                             bool check_rows)
+    : members_(members), outputs_(members_.size()) {
   // Linked from the end: the sink, or the writer into the output channels.
   BatchReceiver* next = writer;
   if (members_.back().sink) {
@@ -188,7 +204,7 @@ OperatorChain::OperatorChain(std::vector<Member> members, BatchReceiver* writer,
     next = links_.back().get();
   }
   for (size_t i = members_.size(); i-- > 0;) {
-    const Member& m = members_[i];
+    const ChainMember& m = members_[i];
     if (m.sink) continue;
     outputs_[i] = std::make_unique<MemberOutput>(*m.node, *next, check_rows);
     if (!m.op) continue;
@@ -201,7 +217,7 @@ OperatorChain::OperatorChain(std::vector<Member> members, BatchReceiver* writer,
 OperatorChain::~OperatorChain() = default;
 
 PollResult OperatorChain::poll_source() {
-  const Member& source = members_.front();
+  const ChainMember& source = members_.front();
   return guarded(source.node->name, [&] {
     return outputs_.front()->run([&](Collector& out) { return source.source->poll_next(out); });
   });
@@ -209,7 +225,7 @@ PollResult OperatorChain::poll_source() {
 
 void OperatorChain::finish() {
   for (size_t i = 0; i < members_.size(); ++i) {
-    const Member& m = members_[i];
+    const ChainMember& m = members_[i];
     if (m.op) {
       guarded(m.node->name, [&] { outputs_[i]->run([&](Collector& out) { m.op->finish(out); }); });
     } else if (m.sink) {

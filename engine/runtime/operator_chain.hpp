@@ -5,9 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "sluice/engine/checkpoint/subtask_checkpointer.hpp"
 #include "sluice/engine/graph/job_graph.hpp"
 #include "sluice/engine/graph/node_def.hpp"
 #include "sluice/engine/graph/operator.hpp"
+#include "sluice/engine/runtime/operator_context.hpp"
 #include "sluice/engine/runtime/record_writer.hpp"
 #include "sluice/engine/runtime/task_metrics.hpp"
 
@@ -15,13 +17,24 @@
 /// the engine.
 namespace sluice {
 
-/// Sets an operator's current key (for its keyed state) from each record.
-class KeyTaker {
- public:
-  virtual ~KeyTaker() = default;
-  virtual void take_key(RowRef row) = 0;
-  /// Whether the operator reads the current key; if not, it takes whole batches.
-  virtual bool wants_keys() const = 0;
+/// One operator subtask of a task's chain: its definition, counters,
+/// context and the operator itself. The task owns its members; the operator
+/// chain links them and the subtask checkpointer snapshots them.
+struct ChainMember final : SubtaskCheckpointer::Member {
+  const NodeDef* node = nullptr;
+  OperatorMetrics* metrics = nullptr;
+  std::unique_ptr<Source> source;  ///< exactly one of these three is set
+  std::unique_ptr<Operator> op;
+  std::unique_ptr<Sink> sink;
+  /// What the operator was opened with; null where it keeps no state and
+  /// reads no key (operators a test links by hand).
+  std::unique_ptr<TaskOperatorContext> context;
+
+  const std::string& name() const override { return node->name; }
+  CheckpointHooks& hooks() const override;
+  StateStore* store_to_snapshot() const override;
+  /// The context, where the operator reads each record's key from it.
+  TaskOperatorContext* keys() const;
 };
 
 class MemberOutput;
@@ -34,19 +47,10 @@ class MemberOutput;
 /// member throws comes out as an OperatorFailure naming it.
 class OperatorChain {
  public:
-  /// One member, upstream first: exactly one of source, op and sink is set.
-  struct Member {
-    const NodeDef* node = nullptr;
-    OperatorMetrics* metrics = nullptr;
-    Source* source = nullptr;
-    Operator* op = nullptr;
-    Sink* sink = nullptr;
-    KeyTaker* keys = nullptr;  ///< a transform whose input is keyed
-  };
-
-  /// `writer` takes what the last member emits, unless that is a sink.
-  /// `check_rows`: see RuntimeOptions::check_rows.
-  OperatorChain(std::vector<Member> members, BatchReceiver* writer, bool check_rows);
+  /// Links `members` (upstream first; they must outlive it). `writer` takes
+  /// what the last member emits, unless that is a sink. `check_rows`: see
+  /// RuntimeOptions::check_rows.
+  OperatorChain(const std::vector<ChainMember>& members, BatchReceiver* writer, bool check_rows);
   ~OperatorChain();
   OperatorChain(const OperatorChain&) = delete;
   OperatorChain& operator=(const OperatorChain&) = delete;
@@ -59,7 +63,7 @@ class OperatorChain {
   void finish();
 
  private:
-  std::vector<Member> members_;
+  const std::vector<ChainMember>& members_;
   std::vector<std::unique_ptr<MemberOutput>> outputs_;  // by member; none for a sink
   std::vector<std::unique_ptr<BatchReceiver>> links_;   // the transforms' and the sink's
   BatchReceiver* head_ = nullptr;

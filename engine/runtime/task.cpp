@@ -6,10 +6,8 @@
 #include <stdexcept>
 
 #include "sluice/engine/common/error.hpp"
-#include "sluice/engine/common/text.hpp"
+#include "sluice/engine/common/operator_failure.hpp"
 #include "sluice/engine/graph/node_def.hpp"
-#include "sluice/engine/state/lazy_state_store.hpp"
-#include "sluice/engine/state/state_store.hpp"
 
 namespace sluice {
 namespace {
@@ -27,126 +25,6 @@ constexpr std::chrono::microseconds kLastIdleWait = 5ms;
 constexpr std::chrono::milliseconds kRateBurst = 100ms;
 
 }  // namespace
-
-class Task::Context final : public SinkContext, public KeyTaker {
- public:
-  Context(Task& task, const NodeDef& node, SubtaskInfo info)
-      : task_(task), node_(node), info_(std::move(info)) {}
-
-  const SubtaskInfo& subtask() const override { return info_; }
-  Counter& counter(const std::string& name) override {
-    return task_.metrics_.custom(info_.operator_name + "." + name);
-  }
-  void register_flush_action(std::function<void()> action) override {
-    task_.flush_action_ = std::move(action);
-  }
-  void register_cancel_action(std::function<void()> action) override {
-    std::lock_guard<std::mutex> lock(task_.cancel_mutex_);
-    task_.cancel_actions_.push_back(std::move(action));
-  }
-
-  RawValueState raw_value_state(const std::string& name) override {
-    return RawValueState(store_, name);
-  }
-  RawListState raw_list_state(const std::string& name) override {
-    return RawListState(store_, name);
-  }
-  RawKeyedValueState raw_keyed_value_state(const std::string& name) override {
-    require_keyed_input();
-    return RawKeyedValueState(store_, name);
-  }
-  RawKeyedMapState raw_keyed_map_state(const std::string& name) override {
-    require_keyed_input();
-    return RawKeyedMapState(store_, name);
-  }
-  std::string describe_position(int64_t position) const override {
-    // The input comes from one source, through operators with one input each.
-    const NodeDef* node = &node_;
-    while (node->kind != NodeKind::kSource && !node->inputs.empty()) {
-      node = &task_.graph_.nodes()[node->inputs[0].from];
-    }
-    if (node->kind != NodeKind::kSource || !node->source.describe_position) return "";
-    return node->source.describe_position(position);
-  }
-  std::optional<int64_t> restored_checkpoint() const override {
-    return task_.checkpointing_.restored;
-  }
-  bool resumed_from_older_checkpoint() const override {
-    const auto& restored = task_.checkpointing_.restored;
-    if (!restored) return false;
-    const std::optional<int64_t> latest = task_.checkpointing_.storage->latest();
-    return latest && *latest > *restored;
-  }
-  bool checkpoints_enabled() const override { return task_.checkpointing_.coordinator != nullptr; }
-  const std::string* current_key() const override {
-    if (!key_) return nullptr;
-    key_wanted_ = true;
-    return &current_key_;
-  }
-
-  /// Makes the operator's keyed state follow the key columns `key` of each
-  /// record, taken by take_key() before the operator sees it.
-  void key_by(std::vector<size_t> key) { key_ = std::move(key); }
-  /// Marks a parallel operator whose input is not keyed: keyed state there
-  /// would split a key's records over subtasks (validate() catches the
-  /// operators that declare OperatorDef::keyed_state; this, the others).
-  void forbid_keyed_state() { keyed_state_forbidden_ = true; }
-  void take_key(RowRef row) override { current_key_ = encode_key(row, *key_); }
-  bool keyed() const { return key_.has_value(); }
-  bool wants_keys() const override { return key_wanted_; }
-
-  /// The store a checkpoint saves: the one the operator used, or the restored
-  /// state it never touched (opened now, so that it is carried forward rather
-  /// than lost once the checkpoint it came from is pruned); null if neither.
-  StateStore* store_to_snapshot() { return store_.for_read(); }
-
- private:
-  void require_keyed_input() const {
-    if (!keyed_state_forbidden_) return;
-    throw ConfigError("it keeps keyed state in " + count_of(info_.parallelism, "subtask") +
-                      ", but its input is not partitioned by key: put key_by(columns) before it, "
-                      "so that all records of a key reach the subtask that holds its state");
-  }
-
-  std::optional<std::filesystem::path> saved_state() const {
-    if (!task_.checkpointing_.restored) return std::nullopt;
-    auto dir = task_.checkpointing_.storage->subtask_dir(*task_.checkpointing_.restored,
-                                                         info_.operator_name, info_.index);
-    if (!std::filesystem::exists(dir)) return std::nullopt;
-    return dir;
-  }
-
-  Task& task_;
-  const NodeDef& node_;
-  SubtaskInfo info_;
-  std::optional<std::vector<size_t>> key_;  // the input's key_by columns
-  bool keyed_state_forbidden_ = false;
-  std::string current_key_;
-  // Whether the operator asked for the current key (its keyed state does,
-  // when it is created): only then is it set per record.
-  mutable bool key_wanted_ = false;
-  LazyStateStore store_{saved_state().has_value(), [this] {
-                          return StateStore::open(task_.checkpointing_.storage->work_dir(
-                                                      info_.operator_name, info_.index),
-                                                  saved_state());
-                        }};
-};
-
-struct Task::Member {
-  const NodeDef* node;
-  OperatorMetrics* metrics;
-  std::unique_ptr<Context> context;
-  std::unique_ptr<Source> source;  // exactly one of these three is set
-  std::unique_ptr<Operator> op;
-  std::unique_ptr<Sink> sink;
-
-  const std::string& name() const { return node->name; }
-  CheckpointHooks& hooks() const {
-    if (source) return *source;
-    if (op) return *op;
-    return *sink;
-  }
-};
 
 Task::Task(const JobGraph& graph, const PlanChain& chain, int subtask,
            const RuntimeOptions& options, JobRunState& job, TaskCheckpointing checkpointing)
@@ -222,20 +100,13 @@ void Task::close_sink() {
 void Task::open_chain() {
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const NodeDef& node = graph_.nodes()[nodes_[i]];
-    Member m{&node, &metrics_.operators[i],
-             std::make_unique<Context>(
-                 *this, node, SubtaskInfo{graph_.name(), node.name, subtask_, parallelism_})};
+    ChainMember m;
+    m.node = &node;
+    m.metrics = &metrics_.operators[i];
+    m.context = std::make_unique<TaskOperatorContext>(
+        graph_, node, SubtaskInfo{graph_.name(), node.name, subtask_, parallelism_}, checkpointing_,
+        metrics_, actions_);
     const SubtaskInfo& info = m.context->subtask();
-    // An input partitioned with key_by keys the operator's keyed state.
-    if (node.kind == NodeKind::kOperator && node.inputs.size() == 1 &&
-        node.inputs[0].partitioning == Partitioning::kHash) {
-      const Schema& input = graph_.nodes()[node.inputs[0].from].output.schema;
-      std::vector<size_t> key;
-      for (const auto& column : node.inputs[0].key_columns) key.push_back(input.require(column));
-      m.context->key_by(std::move(key));
-    } else if (node.kind == NodeKind::kOperator && parallelism_ > 1) {
-      m.context->forbid_keyed_state();
-    }
     guarded(node.name, [&] {
       switch (node.kind) {
         case NodeKind::kSource:
@@ -260,25 +131,16 @@ void Task::open_chain() {
     writer_ = std::make_unique<RecordWriter>(std::move(outputs_), options_.batch_size, notifier_,
                                              job_.cancelled(), metrics_);
   }
-  std::vector<OperatorChain::Member> links;
-  for (Member& m : chain_) {
-    links.push_back({m.node, m.metrics, m.source.get(), m.op.get(), m.sink.get(),
-                     m.context->keyed() ? m.context.get() : nullptr});
-  }
-  operators_ =
-      std::make_unique<OperatorChain>(std::move(links), writer_.get(), options_.check_rows);
+  operators_ = std::make_unique<OperatorChain>(chain_, writer_.get(), options_.check_rows);
   if (!source_) {
     InputEventHandler& handler = *this;
     input_ = std::make_unique<InputProcessor>(inputs_, operators_->head(), handler, metrics_);
   }
-  std::vector<SubtaskCheckpointer::Member> participants;
-  for (Member& m : chain_) {
-    participants.push_back({&m.node->name, &m.hooks(),
-                            [context = m.context.get()] { return context->store_to_snapshot(); }});
-  }
+  std::vector<const SubtaskCheckpointer::Member*> participants;
+  for (const ChainMember& m : chain_) participants.push_back(&m);
   checkpointer_.set_members(std::move(participants));
 
-  for (Member& m : chain_) {
+  for (ChainMember& m : chain_) {
     guarded(m.name(), [&] {
       if (m.source) m.source->open(*m.context);
       if (m.op) m.op->open(*m.context);
@@ -288,17 +150,11 @@ void Task::open_chain() {
   }
 }
 
-void Task::interrupt() {
-  std::lock_guard<std::mutex> lock(cancel_mutex_);
-  for (const auto& action : cancel_actions_) action();
-}
+void Task::interrupt() { actions_.cancel(); }
 
 void Task::close_chain() {
-  {
-    // Cancellation must not reach operators that are going away.
-    std::lock_guard<std::mutex> lock(cancel_mutex_);
-    cancel_actions_.clear();
-  }
+  // Cancellation must not reach operators that are going away.
+  actions_.clear();
   // Snapshots still being written need their stores.
   checkpointer_.wait();
   checkpointer_.set_members({});
@@ -308,7 +164,6 @@ void Task::close_chain() {
   writer_.reset();
   source_ = nullptr;
   sink_ = nullptr;
-  flush_action_ = nullptr;
   while (!chain_.empty()) chain_.pop_back();
 }
 
@@ -430,8 +285,8 @@ void Task::on_flush(int64_t tick) {
   if (tick <= last_tick_) return;
   last_tick_ = tick;
   if (sink_) {
-    if (!flush_action_) return;
-    guarded(chain_.back().name(), flush_action_);
+    if (!actions_.flush()) return;
+    guarded(chain_.back().name(), actions_.flush());
   } else {
     writer_->emit_event({EventKind::kFlush, tick});
   }

@@ -3,9 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
-#include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -68,9 +66,6 @@ class Task final : public CheckpointParticipant, private InputEventHandler {
   void interrupt();
 
  private:
-  class Context;
-  struct Member;
-
   void open_chain();
   /// Once the job ended and no checkpoint completes any more: tells the
   /// sink which did last (Sink::close).
@@ -114,20 +109,18 @@ class Task final : public CheckpointParticipant, private InputEventHandler {
   std::atomic<bool> finished_{false};
   bool sink_opened_ = false;  // its open() returned: close() it
 
+  TaskActions actions_;  // what the chain's operators registered
   // The chain, built on the task's own thread by open_chain(), upstream first.
-  std::vector<Member> chain_;
+  std::vector<ChainMember> chain_;
   std::unique_ptr<RecordWriter> writer_;      // unless the chain ends in a sink
   std::unique_ptr<OperatorChain> operators_;  // links them
   std::unique_ptr<InputProcessor> input_;     // unless a source task
   Source* source_ = nullptr;
   Sink* sink_ = nullptr;
-  std::function<void()> flush_action_;
   int64_t last_tick_ = 0;
   // Sources: what it had emitted at its last FlushSignal (RuntimeOptions::
   // flush_on_idle).
   uint64_t emitted_at_flush_ = 0;
-  std::mutex cancel_mutex_;  // guards cancel_actions_, which other threads run
-  std::vector<std::function<void()>> cancel_actions_;  // one per operator that registered
 
   // Checkpoints and the end of the stream.
   bool data_ended_ = false;       // sources: emitted EndOfData
