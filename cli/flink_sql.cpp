@@ -1,8 +1,13 @@
 #include "sluice/cli/flink_sql.hpp"
 
-#include "sluice/connectors/mysql/cdc/binlog.hpp"
-#include "sluice/connectors/mysql/cdc/source.hpp"
-#include "sluice/connectors/mysql/sink/sink.hpp"
+#include <algorithm>
+#include <map>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/graph/node_def.hpp"
 
 namespace sluice::flink_sql {
 namespace {
@@ -28,8 +33,6 @@ std::string quoted(const std::string& text) {
   return out + "'";
 }
 
-}  // namespace
-
 std::string settings(const Config& config) {
   const auto interval = config.get_duration("checkpoint.interval");
   std::string out = "SET 'parallelism.default' = '" + config.get_string("parallelism") + "';\n";
@@ -41,8 +44,8 @@ std::string settings(const Config& config) {
 
 std::string create_table(const std::string& name, const Schema& schema,
                          const std::vector<std::pair<std::string, std::string>>& options,
-                         const std::string& comment) {
-  std::string out = comment.empty() ? "" : comment + "\n";
+                         const std::string& note) {
+  std::string out = note.empty() ? "" : "-- " + note + "\n";
   out += "CREATE TABLE `" + name + "` (\n";
   for (const auto& column : schema.columns()) {
     out += "  `" + column.name + "` " + type_of(column.type) + ",\n";
@@ -62,101 +65,6 @@ std::string create_table(const std::string& name, const Schema& schema,
   return out + ");\n";
 }
 
-std::string datagen_table(const std::string& name, const DatagenOptions& gen) {
-  std::vector<std::pair<std::string, std::string>> options = {{"connector", "datagen"}};
-  if (gen.rows > 0) options.emplace_back("number-of-rows", std::to_string(gen.rows));
-  if (gen.rate > 0)
-    options.emplace_back("rows-per-second", std::to_string(static_cast<uint64_t>(gen.rate)));
-  const std::string key =
-      gen.schema.has_primary_key() ? gen.schema.primary_key_names()[0] : gen.schema.column(0).name;
-  options.emplace_back("fields." + key + ".kind", "sequence");
-  options.emplace_back("fields." + key + ".start", "0");
-  options.emplace_back("fields." + key + ".end",
-                       std::to_string(gen.rows > 0 ? gen.rows - 1 : INT64_MAX));
-  const bool changes = gen.update_weight > 0 || gen.delete_weight > 0;
-  return create_table(
-      name, gen.schema, options,
-      changes ? "-- Flink's datagen emits inserts only: Sluice's mix of updates and deletes "
-                "has no equivalent here; a CDC source would supply them."
-              : "");
-}
-
-std::string file_table(const std::string& name, const Schema& schema, const Config& config) {
-  const bool debezium = config.get_string("source.format") == "debezium-json";
-  return create_table(
-      name, schema,
-      {{"connector", "filesystem"},
-       {"path", config.find("source.path").value_or("<source.path>")},
-       {"format", debezium ? "debezium-json" : "csv"}},
-      debezium ? ""
-               : "-- Sluice's CSV changelog carries an op column, which Flink's csv format "
-                 "does not read: convert the file to debezium-json.");
-}
-
-// Flink CDC's table-name is a regular expression: several tables as alternatives.
-std::string table_pattern(const std::vector<std::string>& tables) {
-  std::string out;
-  for (const std::string& table : tables) out += (out.empty() ? "" : "|") + table;
-  return out;
-}
-
-std::string mysql_cdc_table(const std::string& name, const Schema& schema, const Config& config,
-                            const std::string& database, const std::string& table) {
-  const MySqlCdcOptions source = MySqlCdcOptions::from(config);
-  std::vector<std::pair<std::string, std::string>> options = {
-      {"connector", "mysql-cdc"},
-      {"hostname", source.url.host.empty() ? std::string("localhost") : source.url.host},
-      {"port", std::to_string(source.url.port)},
-      {"username", source.url.user},
-      {"password", "<password>"},
-      {"database-name", database.empty() ? source.url.database : database},
-      {"table-name", table.empty() ? table_pattern(source.tables) : table}};
-  if (source.server_id != 0) options.emplace_back("server-id", std::to_string(source.server_id));
-  switch (source.startup) {
-    case MySqlCdcOptions::Startup::kInitial:
-      options.emplace_back("scan.startup.mode", "initial");
-      break;
-    case MySqlCdcOptions::Startup::kSnapshot:
-      options.emplace_back("scan.startup.mode", "snapshot");
-      break;
-    case MySqlCdcOptions::Startup::kLatest:
-      options.emplace_back("scan.startup.mode", "latest-offset");
-      break;
-    case MySqlCdcOptions::Startup::kPosition:
-      options.emplace_back("scan.startup.mode", "specific-offset");
-      options.emplace_back("scan.startup.specific-offset.file", source.position.file);
-      options.emplace_back("scan.startup.specific-offset.pos",
-                           std::to_string(source.position.offset));
-      break;
-  }
-  return create_table(name, schema, options);
-}
-
-std::string jdbc_table(const std::string& name, const Schema& schema, const Config& config,
-                       const std::string& table) {
-  const MySqlSinkOptions sink = MySqlSinkOptions::from(config);
-  const std::string url = "jdbc:mysql://" +
-                          (sink.url.host.empty() ? std::string("localhost") : sink.url.host) + ":" +
-                          std::to_string(sink.url.port) + "/" + sink.url.database;
-  std::vector<std::pair<std::string, std::string>> options = {
-      {"connector", "jdbc"},
-      {"url", url},
-      {"table-name", table.empty() ? sink.table : table},
-      {"username", sink.url.user},
-      {"password", "<password>"},
-      {"sink.buffer-flush.max-rows", std::to_string(sink.max_rows)},
-      {"sink.buffer-flush.interval", format_duration(config.get_duration("engine.flush.interval"))},
-      {"sink.max-retries", std::to_string(sink.max_retries)}};
-  if (sink.parallelism > 1)
-    options.emplace_back("sink.parallelism", std::to_string(sink.parallelism));
-  const bool exactly_once = sink.delivery == MySqlSinkOptions::Delivery::kExactlyOnce;
-  return create_table(
-      name, schema, options,
-      exactly_once ? "-- sink.delivery=exactly-once: Flink's JDBC table sink is at-least-once; "
-                     "XA needs the DataStream JdbcSink.exactlyOnceSink."
-                   : "");
-}
-
 std::string insert(const std::string& sink, const std::string& source, const Schema& schema,
                    const std::string& constant_column, const std::string& constant) {
   std::string columns;
@@ -170,6 +78,77 @@ std::string statement_set(const std::vector<std::string>& inserts) {
   std::string out = "EXECUTE STATEMENT SET\nBEGIN\n";
   for (const std::string& insert : inserts) out += insert;
   return out + "END;\n";
+}
+
+// The tables of a stream: its own, or its one schema as a table without a name.
+std::vector<TableSchema> tables_of(const StreamType& stream) {
+  if (!stream.tables.empty()) return stream.tables;
+  return {{"", stream.schema}};
+}
+
+void require_table(const NodeDef& node, bool described) {
+  if (described) return;
+  throw ConfigError(std::string(node.kind == NodeKind::kSource ? "source" : "sink") + " '" +
+                    node.name + "' has no Flink SQL table (SourceDef/SinkDef::flink_sql)");
+}
+
+}  // namespace
+
+std::string job(const JobGraph& graph, const Config& config, const std::string& query) {
+  const RuntimeOptions runtime = RuntimeOptions::from(config);
+  const std::vector<NodeDef>& nodes = graph.nodes();
+  std::string tables;
+  // Each source's tables, by the name they have in its stream.
+  std::map<int, std::map<std::string, std::string>> source_tables;
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    const NodeDef& node = nodes[n];
+    if (node.kind != NodeKind::kSource) continue;
+    require_table(node, node.source.flink_sql != nullptr);
+    for (const TableSchema& table : tables_of(node.output)) {
+      const FlinkSqlTable flink = node.source.flink_sql(table, runtime);
+      const std::string& name = flink.name.empty() ? node.name : flink.name;
+      tables += create_table(name, flink.schema.size() > 0 ? flink.schema : table.schema,
+                             flink.options, flink.note) +
+                "\n";
+      source_tables[static_cast<int>(n)][table.name] = name;
+    }
+  }
+  std::set<std::string> targets;
+  std::vector<std::string> inserts;
+  std::string untranslated;
+  for (const NodeDef& node : nodes) {
+    if (node.kind != NodeKind::kSink || node.inputs.empty()) continue;
+    require_table(node, node.sink.flink_sql != nullptr);
+    // Back to the source, through the operators in between.
+    int from = node.inputs[0].from;
+    std::string between;
+    while (nodes[from].kind != NodeKind::kSource && !nodes[from].inputs.empty()) {
+      between = "`" + nodes[from].name + "`" + (between.empty() ? "" : ", " + between);
+      from = nodes[from].inputs[0].from;
+    }
+    const std::map<std::string, std::string>& sources = source_tables[from];
+    for (const TableSchema& table : tables_of(nodes[node.inputs[0].from].output)) {
+      const FlinkSqlTable flink = node.sink.flink_sql(table, runtime);
+      const std::string& name = flink.name.empty() ? node.name : flink.name;
+      if (targets.insert(name).second) {
+        tables += create_table(name, flink.schema.size() > 0 ? flink.schema : table.schema,
+                               flink.options, flink.note) +
+                  "\n";
+      }
+      const auto source = sources.find(table.name);
+      inserts.push_back(insert(name,
+                               source != sources.end() ? source->second : sources.begin()->second,
+                               table.schema, flink.constant_column, flink.constant));
+    }
+    if (!between.empty()) {
+      untranslated += "-- Not translated: the operators " + between + " between `" +
+                      nodes[from].name + "` and `" + node.name +
+                      "`; write what they do into the SELECT.\n";
+    }
+  }
+  if (!query.empty()) return settings(config) + "\n" + tables + query;
+  return settings(config) + "\n" + tables + untranslated +
+         (inserts.size() == 1 ? inserts.front() : statement_set(inserts));
 }
 
 }  // namespace sluice::flink_sql

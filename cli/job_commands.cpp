@@ -127,12 +127,9 @@ int describe_job(const JobDefinition& job, const OptionTable& table, const JobAr
   }
   build_graph(job, config, graph);
   if (args.as == "flink-sql") {
-    if (!job.flink_sql) {
-      throw ConfigError("job '" + job.name +
-                        "' has no Flink SQL translation (JobDefinition::flink_sql)");
-    }
-    std::printf("-- %s: %s\n%s\n%s", job.name.c_str(), job.summary.c_str(),
-                flink_sql::settings(config).c_str(), job.flink_sql(config, graph).c_str());
+    const std::string query = job.flink_sql_query ? job.flink_sql_query(config) : "";
+    std::printf("-- %s: %s\n%s", job.name.c_str(), job.summary.c_str(),
+                flink_sql::job(graph, config, query).c_str());
     return 0;
   }
   std::fputs(build_plan(graph, RuntimeOptions::from(config)).dot(graph).c_str(), stdout);

@@ -30,8 +30,12 @@ struct JobDefinition {
   /// Optional: prints what the job has to say once it ended, and whether
   /// its own checks passed (false makes the run exit 1).
   std::function<bool(const Config& config, const JobResult& result)> report;
-  /// Optional: the job as Flink SQL tables and statements (`describe --as flink-sql`).
-  std::function<std::string(const Config& config, const JobGraph& graph)> flink_sql;
+  /// Optional: the job's statements in Flink SQL (`describe --as
+  /// flink-sql`), where an INSERT of each sink's columns from its source is
+  /// not what it does (a filter, an aggregate). The tables come from the
+  /// job's sources and sinks, named as they name them (a source: after its
+  /// operator).
+  std::function<std::string(const Config& config)> flink_sql_query;
 
   /// Every key this job accepts: the engine's, `metrics.port` and its own,
   /// with its defaults; `job.name` defaults to the job's name.

@@ -5,7 +5,6 @@
 // job resumes where its last checkpoint was and prints the same results.
 #include "sluice/jobs/aggregate_job.hpp"
 
-#include "sluice/cli/flink_sql.hpp"
 #include "sluice/connectors/basic/sinks.hpp"
 #include "sluice/connectors/datagen/datagen.hpp"
 #include "sluice/connectors/file/changelog_file.hpp"
@@ -13,7 +12,6 @@
 #include "sluice/connectors/mysql/cdc/source.hpp"
 #include "sluice/connectors/mysql/sink/sink.hpp"
 #include "sluice/engine/common/error.hpp"
-#include "sluice/engine/graph/node_def.hpp"
 #include "sluice/transforms/changelog_normalize.hpp"
 #include "sluice/transforms/keyed_aggregate.hpp"
 
@@ -25,14 +23,21 @@ const Schema kOrders({{"id", DataType::bigint()},
                       {"amount", DataType::decimal(10, 2)}},
                      {"id"});
 
+// The source's operator name for `source.kind`.
+std::string source_name(const std::string& kind) {
+  if (kind == "datagen") return "orders";
+  if (kind == "mysql-cdc") return "mysql-cdc";
+  return "changelog";
+}
+
 Stream changelog(const Config& config, JobGraph& graph) {
   const std::string kind = config.get_string("source.kind");
   if (kind == "datagen") {
-    return graph.source("orders", datagen_source(DatagenOptions::from(config, kOrders)));
+    return graph.source(source_name(kind), datagen_source(DatagenOptions::from(config, kOrders)));
   }
   if (kind == "mysql-cdc") {
     const MySqlCdcOptions cdc = MySqlCdcOptions::from(config);
-    return graph.source("mysql-cdc", mysql_cdc_source(cdc, capture_tables(cdc)));
+    return graph.source(source_name(kind), mysql_cdc_source(cdc, capture_tables(cdc)));
   }
   const auto schema_text = config.find("source.schema");
   if (!schema_text) throw ConfigError("option 'source.schema' is required for a changelog file");
@@ -44,7 +49,7 @@ Stream changelog(const Config& config, JobGraph& graph) {
   }
   // Its deletes may give the key alone: the aggregate needs whole rows.
   return graph
-      .source("changelog", changelog_file_source(ChangelogFileOptions::from(config, schema)))
+      .source(source_name(kind), changelog_file_source(ChangelogFileOptions::from(config, schema)))
       .transform("normalize", changelog_normalize());
 }
 
@@ -59,26 +64,14 @@ void build(const Config& config, JobGraph& graph) {
   }
 }
 
-std::string as_flink_sql(const Config& config, const JobGraph& graph) {
-  const NodeDef& source = graph.nodes().front();
-  // What the sink writes: the node before it.
-  const NodeDef& aggregated = graph.nodes()[graph.nodes().size() - 2];
-  const std::string kind = config.get_string("source.kind");
+// The aggregate as a GROUP BY; the tables come from the source and the sink.
+std::string as_flink_sql(const Config& config) {
+  const std::string source = source_name(config.get_string("source.kind"));
   const std::string key = config.get_string("aggregate.key");
   const std::string value = config.get_string("aggregate.value");
-  const std::string source_table =
-      kind == "datagen"
-          ? flink_sql::datagen_table(source.name, DatagenOptions::from(config, kOrders))
-      : kind == "mysql-cdc" ? flink_sql::mysql_cdc_table(source.name, source.output.schema, config)
-                            : flink_sql::file_table(source.name, source.output.schema, config);
-  const auto table = config.find("sink.table");
-  const std::string sink = table ? *table : "print";
-  return source_table + "\n" +
-         (table
-              ? flink_sql::jdbc_table(sink, aggregated.output.schema, config)
-              : flink_sql::create_table(sink, aggregated.output.schema, {{"connector", "print"}})) +
-         "\nINSERT INTO `" + sink + "`\nSELECT `" + key + "`, COUNT(*) AS `count`, SUM(`" + value +
-         "`) AS `sum`\nFROM `" + source.name + "` GROUP BY `" + key + "`;\n";
+  return "INSERT INTO `" + config.find("sink.table").value_or("print") + "`\nSELECT `" + key +
+         "`, COUNT(*) AS `count`, SUM(`" + value + "`) AS `sum`\nFROM `" + source + "` GROUP BY `" +
+         key + "`;\n";
 }
 
 }  // namespace
@@ -109,7 +102,7 @@ JobDefinition aggregate_job() {
                        {"source.keys", "10000"},
                        {"source.mix", "I:60,U:30,D:10"}},
           .build = build,
-          .flink_sql = as_flink_sql};
+          .flink_sql_query = as_flink_sql};
 }
 
 }  // namespace sluice

@@ -5,7 +5,6 @@
 
 #include <cstdio>
 
-#include "sluice/cli/flink_sql.hpp"
 #include "sluice/connectors/file/changelog_file.hpp"
 #include "sluice/connectors/mysql/connection.hpp"
 #include "sluice/connectors/mysql/sink/sink.hpp"
@@ -21,14 +20,6 @@ void build(const Config& config, JobGraph& graph) {
   if (!sink.key.empty()) schema = Schema(schema.columns(), sink.key);
   graph.source("changelog", changelog_file_source(ChangelogFileOptions::from(config, schema)))
       .sink("mysql", mysql_sink(sink));
-}
-
-std::string as_flink_sql(const Config& config, const JobGraph& graph) {
-  const Schema& schema = graph.nodes().front().output.schema;
-  const std::string table = config.get_string("sink.table");
-  return flink_sql::file_table("changelog", schema, config) + "\n" +
-         flink_sql::jdbc_table(table, schema, config) + "\n" +
-         flink_sql::insert(table, "changelog", schema);
 }
 
 bool report(const Config&, const JobResult& result) {
@@ -95,8 +86,7 @@ JobDefinition changelog_to_mysql_job() {
           .summary = "a changelog file (CSV or Debezium JSON) upserted into a MySQL table",
           .options = options,
           .build = build,
-          .report = report,
-          .flink_sql = as_flink_sql};
+          .report = report};
 }
 
 }  // namespace sluice

@@ -7,7 +7,6 @@
 
 #include <set>
 
-#include "sluice/cli/flink_sql.hpp"
 #include "sluice/connectors/mysql/cdc/binlog.hpp"
 #include "sluice/connectors/mysql/cdc/schema_history.hpp"
 #include "sluice/connectors/mysql/cdc/source.hpp"
@@ -79,51 +78,6 @@ void build(const Config& config, JobGraph& graph) {
   changes.sink("mysql", mysql_sink(MySqlSinkOptions::from(config)));
 }
 
-// Several tables: a mysql-cdc table each, a JDBC table per target (the
-// first table routed there gives its columns), and an INSERT each, run as
-// one statement set.
-std::string tables_as_flink_sql(const Config& config, const JobGraph& graph) {
-  const std::optional<std::string> route = config.find("route");
-  const std::vector<TableRoute> routes = route ? parse_routes(*route) : std::vector<TableRoute>{};
-  std::string tables =
-      "-- Flink SQL tables have fixed columns: schema changes of the sources "
-      "(schema.change.behavior) are not followed here.\n";
-  std::set<std::string> targets;
-  std::vector<std::string> inserts;
-  for (const TableSchema& table : graph.nodes().front().output.tables) {
-    const size_t dot = table.name.find('.');
-    const TableName name{table.name.substr(0, dot), table.name.substr(dot + 1)};
-    const std::string source = "source_" + name.database + "_" + name.table;
-    tables +=
-        flink_sql::mysql_cdc_table(source, table.schema, config, name.database, name.table) + "\n";
-    const RoutedTable routed = route_table(routes, name);
-    if (targets.insert(routed.target).second) {
-      Schema written = table.schema;
-      if (!routed.table_column.empty()) {
-        std::vector<Column> columns = written.columns();
-        columns.push_back({routed.table_column, DataType::string()});
-        std::vector<std::string> key = written.primary_key_names();
-        key.push_back(routed.table_column);
-        written = Schema(std::move(columns), std::move(key));
-      }
-      tables += flink_sql::jdbc_table(routed.target, written, config, routed.target) + "\n";
-    }
-    inserts.push_back(
-        flink_sql::insert(routed.target, source, table.schema, routed.table_column, table.name));
-  }
-  return tables + flink_sql::statement_set(inserts);
-}
-
-std::string as_flink_sql(const Config& config, const JobGraph& graph) {
-  if (config.find("source.tables")) return tables_as_flink_sql(config, graph);
-  const Schema& source = graph.nodes().front().output.schema;
-  const Schema& written = graph.nodes().at(graph.nodes().size() - 2).output.schema;
-  const std::string table = config.get_string("sink.table");
-  return flink_sql::mysql_cdc_table("source", source, config) + "\n" +
-         flink_sql::jdbc_table(table, written, config) + "\n" +
-         flink_sql::insert(table, "source", written);
-}
-
 bool report(const Config&, const JobResult& result) {
   print_mysql_layers(result, "mysql-cdc", "mysql");
   return true;
@@ -171,8 +125,7 @@ JobDefinition mysql_to_mysql_job() {
           .defaults = {{"sink.buffer-flush.max-rows",
                         std::to_string(MySqlSinkOptions::kReplicationMaxRows)}},
           .build = build,
-          .report = report,
-          .flink_sql = as_flink_sql};
+          .report = report};
 }
 
 }  // namespace sluice

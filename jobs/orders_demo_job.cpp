@@ -13,7 +13,6 @@
 
 #include <chrono>
 
-#include "sluice/cli/flink_sql.hpp"
 #include "sluice/connectors/mysql/connection.hpp"
 #include "sluice/connectors/mysql/sink/sink.hpp"
 #include "sluice/engine/common/text.hpp"
@@ -137,13 +136,6 @@ std::vector<OptionSpec> orders_options() {
   return options;
 }
 
-std::string orders_flink_sql(const Config& config, const JobGraph&) {
-  const std::string table = config.get_string("sink.table");
-  return flink_sql::datagen_table("orders", orders::changelog(config)) + "\n" +
-         flink_sql::jdbc_table(table, orders::schema(), config) + "\n" +
-         flink_sql::insert(table, "orders", orders::schema());
-}
-
 void prepare_orders_table(const Config& config, const std::string& job, bool resuming) {
   const MySqlSinkOptions sink = MySqlSinkOptions::from(config);
   orders::prepare_table(sink.url, sink.table, job, resuming);
@@ -168,8 +160,7 @@ JobDefinition orders_demo_job() {
           .defaults = defaults,
           .build = build_demo,
           .prepare = prepare_orders_table,
-          .report = report_orders_table,
-          .flink_sql = orders_flink_sql};
+          .report = report_orders_table};
 }
 
 JobDefinition idle_flush_job() {
@@ -198,9 +189,9 @@ JobDefinition idle_flush_job() {
                    {"source.rows", "0"}},
       .build = build_idle,
       // The watcher counts rows: always start empty.
-      .prepare = [](const Config& config, const std::string& job,
-                    bool) { prepare_orders_table(config, job, false); },
-      .flink_sql = orders_flink_sql};
+      .prepare = [](const Config& config, const std::string& job, bool) {
+        prepare_orders_table(config, job, false);
+      }};
 }
 
 }  // namespace sluice

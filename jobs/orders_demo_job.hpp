@@ -15,8 +15,6 @@ JobDefinition idle_flush_job();
 
 /// The orders jobs' options: the datagen source's and the MySQL sink's.
 std::vector<OptionSpec> orders_options();
-/// The orders jobs as Flink SQL: a datagen table into a JDBC table.
-std::string orders_flink_sql(const Config& config, const JobGraph& graph);
 /// The orders jobs' preparation: the sink table created, or emptied unless resuming.
 void prepare_orders_table(const Config& config, const std::string& job, bool resuming);
 /// The orders jobs' report: the sink's layers, then the table checked against the changelog.

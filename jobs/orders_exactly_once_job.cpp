@@ -30,8 +30,7 @@ JobDefinition orders_exactly_once_job() {
           .defaults = defaults,
           .build = build,
           .prepare = prepare_orders_table,
-          .report = report_orders_table,
-          .flink_sql = orders_flink_sql};
+          .report = report_orders_table};
 }
 
 }  // namespace sluice

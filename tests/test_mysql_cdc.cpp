@@ -157,7 +157,7 @@ TEST_CASE("mysql-to-mysql describes itself as Flink CDC's mysql-cdc into JDBC", 
                                 Catch::Contains("'table-name' = '" + source.name() + "'") &&
                                 Catch::Contains("'scan.startup.mode' = 'initial'") &&
                                 Catch::Contains("'connector' = 'jdbc'") &&
-                                Catch::Contains("SELECT `id`, `amount` FROM `source`"));
+                                Catch::Contains("SELECT `id`, `amount` FROM `mysql-cdc`"));
 }
 
 TEST_CASE("mysql-cdc reads every type the same from the snapshot as from the binlog",

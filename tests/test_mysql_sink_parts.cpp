@@ -541,10 +541,10 @@ JobResult run_exactly_once(const DatagenOptions& gen, FakeServer& server) {
   options.table = "t";
   options.delivery = MySqlSinkOptions::Delivery::kExactlyOnce;
   options.max_rows = 20;
-  options.connect = [&server](const MySqlSession&) { return server.connect(); };
+  const SessionConnector connect = [&server](const MySqlSession&) { return server.connect(); };
   JobGraph graph("fake-xa");
   Stream changes = graph.source("changes", datagen_source(gen));
-  changes.sink("mysql", mysql_sink(options)).disable_chaining();
+  changes.sink("mysql", mysql_sink(options, connect)).disable_chaining();
   changes.sink("slow", testing::slow_snapshot_sink(std::chrono::milliseconds(30)))
       .disable_chaining();
   const testing::TempDir dir;
@@ -606,9 +606,9 @@ TEST_CASE("the progress line rates a buffering sink by what it wrote, not by wha
   MySqlSinkOptions options;
   options.table = "t";
   options.max_rows = 0;
-  options.connect = [&server](const MySqlSession&) { return server.connect(); };
+  const SessionConnector connect = [&server](const MySqlSession&) { return server.connect(); };
   JobGraph graph("progress");
-  graph.source("changes", datagen_source(gen)).sink("mysql", mysql_sink(options));
+  graph.source("changes", datagen_source(gen)).sink("mysql", mysql_sink(options, connect));
   const JobResult result = Executor(RuntimeOptions::without_checkpoints()).run(graph);
   REQUIRE(result.finished());
   const ProgressCounts counts = progress_counts(graph, result.metrics);

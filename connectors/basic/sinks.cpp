@@ -53,12 +53,21 @@ size_t CollectedRows::size() const {
   return rows_.size();
 }
 
+// Flink's connector of the same name, which takes the same rows.
+FlinkSqlTableOf flink_connector(const std::string& name) {
+  return [name](const TableSchema&, const RuntimeOptions&) {
+    return FlinkSqlTable{.options = {{"connector", name}}};
+  };
+}
+
 SinkDef blackhole_sink() {
-  return {.create = [](const SubtaskInfo&) { return std::make_unique<BlackholeSink>(); }};
+  return {.create = [](const SubtaskInfo&) { return std::make_unique<BlackholeSink>(); },
+          .flink_sql = flink_connector("blackhole")};
 }
 
 SinkDef print_sink() {
-  return {.create = [](const SubtaskInfo&) { return std::make_unique<PrintSink>(); }};
+  return {.create = [](const SubtaskInfo&) { return std::make_unique<PrintSink>(); },
+          .flink_sql = flink_connector("print")};
 }
 
 SinkDef collect_sink(std::shared_ptr<CollectedRows> into) {

@@ -438,6 +438,27 @@ std::vector<Row> ChangeGenerator::current_rows() const {
   return rows;
 }
 
+// Flink's datagen with the same number of rows and rate, its key a sequence.
+FlinkSqlTable flink_sql_table(const DatagenOptions& gen) {
+  FlinkSqlTable table{.options = {{"connector", "datagen"}}};
+  if (gen.rows > 0) table.options.emplace_back("number-of-rows", std::to_string(gen.rows));
+  if (gen.rate > 0) {
+    table.options.emplace_back("rows-per-second", std::to_string(static_cast<uint64_t>(gen.rate)));
+  }
+  const std::string key =
+      gen.schema.has_primary_key() ? gen.schema.primary_key_names()[0] : gen.schema.column(0).name;
+  table.options.emplace_back("fields." + key + ".kind", "sequence");
+  table.options.emplace_back("fields." + key + ".start", "0");
+  table.options.emplace_back("fields." + key + ".end",
+                             std::to_string(gen.rows > 0 ? gen.rows - 1 : INT64_MAX));
+  if (gen.update_weight > 0 || gen.delete_weight > 0) {
+    table.note =
+        "Flink's datagen emits inserts only: Sluice's mix of updates and deletes has no "
+        "equivalent here; a CDC source would supply them.";
+  }
+  return table;
+}
+
 SourceDef datagen_source(const DatagenOptions& options) {
   return SourceDef{
       .output = {options.schema, options.changelog_mode()},
@@ -445,6 +466,8 @@ SourceDef datagen_source(const DatagenOptions& options) {
         return std::make_unique<DatagenSource>(options, info.index, info.parallelism);
       },
       .rate = options.rate,
+      .flink_sql = [table = flink_sql_table(options)](const TableSchema&,
+                                                      const RuntimeOptions&) { return table; },
   };
 }
 

@@ -190,6 +190,18 @@ SourceDef changelog_file_source(const ChangelogFileOptions& options) {
           [path = options.path](int64_t line) {
             return "line " + std::to_string(line) + " of " + path;
           },
+      .flink_sql =
+          [path = options.path, format = options.format](const TableSchema&,
+                                                         const RuntimeOptions&) {
+            const bool debezium = format == ChangelogFileOptions::Format::kDebeziumJson;
+            return FlinkSqlTable{
+                .options = {{"connector", "filesystem"},
+                            {"path", path},
+                            {"format", debezium ? "debezium-json" : "csv"}},
+                .note = debezium ? ""
+                                 : "Sluice's CSV changelog carries an op column, which Flink's "
+                                   "csv format does not read: convert the file to debezium-json."};
+          },
   };
 }
 

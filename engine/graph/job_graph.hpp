@@ -12,6 +12,7 @@
 #include "sluice/engine/data/schema.hpp"
 #include "sluice/engine/graph/operator.hpp"
 #include "sluice/engine/graph/options.hpp"
+#include "sluice/engine/graph/runtime_options.hpp"
 
 namespace sluice {
 
@@ -31,6 +32,28 @@ struct StreamType {
   std::vector<TableSchema> tables;
 };
 
+/// A source or sink as a Flink SQL table, for `describe --as flink-sql`:
+/// what a user moving the job to a Flink cluster would declare for it.
+struct FlinkSqlTable {
+  /// Its name in Flink SQL. Empty: the operator's name.
+  std::string name;
+  /// Its columns. Empty: the stream's (a sink's: those it takes).
+  Schema schema;
+  /// The connector's WITH options, 'connector' first; never a password.
+  std::vector<std::pair<std::string, std::string>> options;
+  /// What Flink's table does not do that the connector does, if anything.
+  std::string note;
+  /// A sink's: a column the INSERT fills with `constant` (the source table
+  /// of rows merged into one target). Empty: none.
+  std::string constant_column, constant;
+};
+
+/// The Flink SQL table of one table of a stream (StreamType::tables; a
+/// stream of one schema is one table with an empty name), under the
+/// engine's `runtime` options.
+using FlinkSqlTableOf =
+    std::function<FlinkSqlTable(const TableSchema& table, const RuntimeOptions& runtime)>;
+
 using SourceFactory = std::function<std::unique_ptr<Source>(const SubtaskInfo&)>;
 using OperatorFactory = std::function<std::unique_ptr<Operator>(const SubtaskInfo&)>;
 using SinkFactory = std::function<std::unique_ptr<Sink>(const SubtaskInfo&)>;
@@ -47,6 +70,9 @@ struct SourceDef {
   /// Names a position it gave a row (Collector::emit(row, position)) in an
   /// error message, e.g. "line 12 of orders.csv".
   std::function<std::string(int64_t position)> describe_position;
+  /// The source as Flink SQL tables, one per table it reads; null: it has
+  /// no Flink equivalent.
+  FlinkSqlTableOf flink_sql;
 };
 
 /// `source.rate`, which every source reads into SourceDef::rate.
@@ -107,6 +133,9 @@ struct SinkDef {
   /// The subtasks it asks for; 0: the job's parallelism.
   /// SinkHandle::parallelism() overrides it.
   int parallelism = 0;
+  /// The sink as the Flink SQL table each table it takes goes into; null:
+  /// it has no Flink equivalent.
+  FlinkSqlTableOf flink_sql;
   /// Of a sink made for the stream it writes (its columns, its key):
   /// Stream::sink() calls it with that stream's type and attaches the sink
   /// it returns. Null: this def is the sink.
@@ -341,8 +370,7 @@ class JobGraph {
   /// for a name the graph does not have.
   const StreamType& type_of(const std::string& name) const;
   /// The operators in the order they were added, which is a topological
-  /// order. For the engine: NodeDef is in engine/graph/node_def.hpp, which
-  /// is not installed.
+  /// order (NodeDef: engine/graph/node_def.hpp). For the engine and the CLI.
   const std::vector<NodeDef>& nodes() const { return nodes_; }
 
  private:

@@ -6,7 +6,8 @@
 
 #include "sluice/engine/graph/job_graph.hpp"
 
-/// How the engine sees a JobGraph's operators. Internal to the engine.
+/// How the engine sees a JobGraph's operators (JobGraph::nodes()). A job
+/// builds them through JobGraph, Stream and SinkHandle, and needs not read them.
 namespace sluice {
 
 struct EdgeDef {

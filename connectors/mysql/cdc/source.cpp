@@ -1248,6 +1248,58 @@ SourceDef mysql_cdc_source(const MySqlCdcOptions& options) {
   return mysql_cdc_source(options, capture_tables(options));
 }
 
+namespace {
+
+// Flink CDC's mysql-cdc table of `table` ("db.table", one of a stream of
+// several), or of the source's tables (empty: one stream of them all).
+FlinkSqlTable flink_sql_table(const MySqlCdcOptions& source, const std::string& table) {
+  FlinkSqlTable out;
+  std::string database = source.url.database, names;
+  if (!table.empty()) {
+    const size_t dot = table.find('.');
+    database = table.substr(0, dot);
+    names = table.substr(dot + 1);
+    out.name = "source_" + database + "_" + names;
+  } else {
+    // Flink CDC's table-name is a regular expression: several as alternatives.
+    for (const std::string& name : source.tables) names += (names.empty() ? "" : "|") + name;
+  }
+  out.options = {{"connector", "mysql-cdc"},
+                 {"hostname", source.url.host.empty() ? std::string("localhost") : source.url.host},
+                 {"port", std::to_string(source.url.port)},
+                 {"username", source.url.user},
+                 {"password", "<password>"},
+                 {"database-name", database},
+                 {"table-name", names}};
+  if (source.server_id != 0)
+    out.options.emplace_back("server-id", std::to_string(source.server_id));
+  switch (source.startup) {
+    case MySqlCdcOptions::Startup::kInitial:
+      out.options.emplace_back("scan.startup.mode", "initial");
+      break;
+    case MySqlCdcOptions::Startup::kSnapshot:
+      out.options.emplace_back("scan.startup.mode", "snapshot");
+      break;
+    case MySqlCdcOptions::Startup::kLatest:
+      out.options.emplace_back("scan.startup.mode", "latest-offset");
+      break;
+    case MySqlCdcOptions::Startup::kPosition:
+      out.options.emplace_back("scan.startup.mode", "specific-offset");
+      out.options.emplace_back("scan.startup.specific-offset.file", source.position.file);
+      out.options.emplace_back("scan.startup.specific-offset.pos",
+                               std::to_string(source.position.offset));
+      break;
+  }
+  if (!source.patterns.empty()) {
+    out.note =
+        "Flink SQL tables have fixed columns: schema changes of the sources "
+        "(schema.change.behavior) are not followed here.";
+  }
+  return out;
+}
+
+}  // namespace
+
 SourceDef mysql_cdc_source(const MySqlCdcOptions& options, std::vector<CapturedTable> tables) {
   if (tables.empty()) throw ConfigError("the mysql-cdc source has no table to read");
   for (const CapturedTable& table : tables) {
@@ -1262,6 +1314,9 @@ SourceDef mysql_cdc_source(const MySqlCdcOptions& options, std::vector<CapturedT
   const auto describe = [binlog_file = binlog_file_name(options.url)](int64_t position) {
     return describe_position(position, binlog_file);
   };
+  const auto flink_sql = [options](const TableSchema& table, const RuntimeOptions&) {
+    return flink_sql_table(options, table.name);
+  };
   if (!options.patterns.empty()) {
     StreamType output{.mode = ChangelogMode::all()};
     for (const CapturedTable& table : tables)
@@ -1270,7 +1325,8 @@ SourceDef mysql_cdc_source(const MySqlCdcOptions& options, std::vector<CapturedT
                      .create = create,
                      .rate = options.rate,
                      .max_parallelism = 1,
-                     .describe_position = describe};
+                     .describe_position = describe,
+                     .flink_sql = flink_sql};
   }
   const Schema& schema = tables.front().schema;
   const auto types = [](const CapturedTable& table) {
@@ -1292,6 +1348,7 @@ SourceDef mysql_cdc_source(const MySqlCdcOptions& options, std::vector<CapturedT
       .rate = options.rate,
       .max_parallelism = 1,
       .describe_position = describe,
+      .flink_sql = flink_sql,
   };
 }
 

@@ -82,9 +82,10 @@ constexpr const char* kTriggerNames[] = {"max-rows", "signal", "barrier", "close
 // least once or exactly once.
 class MySqlSink final : public Sink {
  public:
-  MySqlSink(MySqlSinkOptions options, Schema input, std::vector<std::string> key,
-            MySqlSinkOptions::Mode mode)
+  MySqlSink(MySqlSinkOptions options, SessionConnector connect, Schema input,
+            std::vector<std::string> key, MySqlSinkOptions::Mode mode)
       : options_(std::move(options)),
+        connect_(std::move(connect)),
         input_(std::move(input)),
         key_names_(std::move(key)),
         key_(key_indexes(input_, key_names_)),
@@ -205,7 +206,7 @@ class MySqlSink final : public Sink {
 
  private:
   std::unique_ptr<SinkConnection> connect(const MySqlSession& session) const {
-    if (options_.connect) return options_.connect(session);
+    if (connect_) return connect_(session);
     return std::make_unique<MySqlSinkConnection>(options_.url, session);
   }
 
@@ -329,6 +330,7 @@ class MySqlSink final : public Sink {
   }
 
   const MySqlSinkOptions options_;
+  const SessionConnector connect_;  // null: to options_.url
   const Schema input_;
   const std::vector<std::string> key_names_;
   const std::vector<size_t> key_;
@@ -458,7 +460,7 @@ std::vector<KeyImage> key_images(const MySqlSinkOptions& options, const Schema& 
     const auto at = input.index_of(name);
     return at && input.column(*at).type.id == TypeId::kString;
   });
-  if (options.parallelism <= 1 || !text_key || options.connect) return {};
+  if (options.parallelism <= 1 || !text_key) return {};
   MySqlConnection connection(options.url);
   const std::optional<TableInfo> table = connection.find_table(options.table);
   if (!table) return {};  // the sink says so when it opens
@@ -473,19 +475,21 @@ std::vector<KeyImage> key_images(const MySqlSinkOptions& options, const Schema& 
 }
 
 // The sink for rows of `input`, written by `options.parallelism` subtasks.
-SinkDef sink_for(const MySqlSinkOptions& options, const Schema& input) {
+SinkDef sink_for(const MySqlSinkOptions& options, const SessionConnector& connect,
+                 const Schema& input) {
   const std::vector<std::string> key =
       options.key.empty() ? input.primary_key_names() : options.key;
   const MySqlSinkOptions::Mode mode = mode_of(options, key);
   SinkDef def;
-  def.create = [options, input, key, mode](const SubtaskInfo&) -> std::unique_ptr<Sink> {
-    return std::make_unique<MySqlSink>(options, input, key, mode);
+  def.create = [options, connect, input, key, mode](const SubtaskInfo&) -> std::unique_ptr<Sink> {
+    return std::make_unique<MySqlSink>(options, connect, input, key, mode);
   };
   def.waits_on_io = true;  // on the server, for every statement
   def.parallelism = options.parallelism;
   if (mode == MySqlSinkOptions::Mode::kUpsert) {
     def.key_columns = key;
-    def.key_images = key_images(options, input, key);
+    // A server that is not options.url's is asked nothing here.
+    if (!connect) def.key_images = key_images(options, input, key);
   }
   def.check = [key, mode](const StreamType& in) {
     std::vector<std::string> problems;
@@ -508,7 +512,7 @@ SinkDef sink_for(const MySqlSinkOptions& options, const Schema& input) {
 // one for a table with another unique key, whose writes must keep their
 // order. (A server not reachable now is the open's to report.)
 int writers(const MySqlSinkOptions& options, const Schema& input) {
-  if (options.parallelism <= 1 || options.connect) return options.parallelism;
+  if (options.parallelism <= 1) return options.parallelism;
   const std::vector<std::string> key =
       options.key.empty() ? input.primary_key_names() : options.key;
   std::vector<TableIndex> others;
@@ -530,17 +534,50 @@ int writers(const MySqlSinkOptions& options, const Schema& input) {
 
 }  // namespace
 
-SinkDef mysql_sink(const MySqlSinkOptions& options) {
+SinkDef mysql_sink(const MySqlSinkOptions& options) { return mysql_sink(options, nullptr); }
+
+SinkDef mysql_sink(const MySqlSinkOptions& options, SessionConnector connect) {
   if (options.table.empty()) {
     throw ConfigError("option 'sink.table' is required (the target table)");
   }
   SinkDef def;
-  def.for_input = [options](const StreamType& input) {
+  def.for_input = [options, connect](const StreamType& input) {
     MySqlSinkOptions effective = options;
-    effective.parallelism = writers(options, input.schema);
-    return sink_for(effective, input.schema);
+    // A server that is not options.url's is asked nothing here.
+    if (!connect) effective.parallelism = writers(options, input.schema);
+    SinkDef sink = sink_for(effective, connect, input.schema);
+    sink.flink_sql = [options](const TableSchema&, const RuntimeOptions& runtime) {
+      return jdbc_table(options, options.table, runtime);
+    };
+    return sink;
   };
   return def;
+}
+
+FlinkSqlTable jdbc_table(const MySqlSinkOptions& options, const std::string& table,
+                         const RuntimeOptions& runtime) {
+  const MySqlUrl& url = options.url;
+  FlinkSqlTable out{
+      .name = table,
+      .options = {
+          {"connector", "jdbc"},
+          {"url", "jdbc:mysql://" + (url.host.empty() ? std::string("localhost") : url.host) + ":" +
+                      std::to_string(url.port) + "/" + url.database},
+          {"table-name", table},
+          {"username", url.user},
+          {"password", "<password>"},
+          {"sink.buffer-flush.max-rows", std::to_string(options.max_rows)},
+          {"sink.buffer-flush.interval", format_duration(runtime.flush_interval)},
+          {"sink.max-retries", std::to_string(options.max_retries)}}};
+  if (options.parallelism > 1) {
+    out.options.emplace_back("sink.parallelism", std::to_string(options.parallelism));
+  }
+  if (options.delivery == MySqlSinkOptions::Delivery::kExactlyOnce) {
+    out.note =
+        "sink.delivery=exactly-once: Flink's JDBC table sink is at-least-once; XA needs the "
+        "DataStream JdbcSink.exactlyOnceSink.";
+  }
+  return out;
 }
 
 }  // namespace sluice

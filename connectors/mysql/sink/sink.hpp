@@ -12,9 +12,6 @@
 
 namespace sluice {
 
-class SinkConnection;
-struct MySqlSession;
-
 /// How the MySQL sink writes.
 struct MySqlSinkOptions {
   /// The server and database written to. Default: SLUICE_MYSQL_URL.
@@ -64,9 +61,6 @@ struct MySqlSinkOptions {
   /// The source table named on the dead letters; empty: the target.
   /// Default: empty.
   std::string dead_letter_source;
-  /// Opens a connection with `session`'s timeout and canceller. Default
-  /// (null): a MySqlSinkConnection to `url`. Tests put a server in memory here.
-  std::function<std::unique_ptr<SinkConnection>(const MySqlSession&)> connect;
 
   /// Reads the `sink.*` keys of mysql_sink_option_specs().
   static MySqlSinkOptions from(const Config& config);
@@ -102,5 +96,10 @@ bool holds(const std::string& column_type, const DataType& type);
 /// wrote into `sluice_xa_commits`, and rolls back its other prepared
 /// transactions. Checkpoints must be on: nothing is committed without them.
 SinkDef mysql_sink(const MySqlSinkOptions& options);
+
+/// The sink writing into `table` as Flink's JDBC table (the password left
+/// out), with a note where Flink's does not do what it does.
+FlinkSqlTable jdbc_table(const MySqlSinkOptions& options, const std::string& table,
+                         const RuntimeOptions& runtime);
 
 }  // namespace sluice

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sluice/connectors/mysql/connection.hpp"
+#include "sluice/connectors/mysql/sink/sink.hpp"
 #include "sluice/connectors/mysql/sink/xa.hpp"
 #include "sluice/engine/data/batch.hpp"
 #include "sluice/engine/graph/job_graph.hpp"
@@ -81,6 +82,8 @@ class SinkConnection {
 
 /// Opens a new connection.
 using SinkConnector = std::function<std::unique_ptr<SinkConnection>()>;
+/// Opens a new connection with a session's timeout and canceller.
+using SessionConnector = std::function<std::unique_ptr<SinkConnection>(const MySqlSession&)>;
 
 /// A SinkConnection on a MySQL/MariaDB server. Every session reads
 /// committed data (no gap locks: under REPEATABLE READ a delete of an absent
@@ -118,5 +121,10 @@ class MySqlSinkConnection final : public SinkConnection {
   // Prepared on first use, one per statement and parameter types.
   std::map<std::string, std::unique_ptr<BulkStatement>> statements_;
 };
+
+/// mysql_sink(options) whose connections `connect` opens rather than a
+/// MySqlSinkConnection to options.url: the tables sink shares one there,
+/// tests put a server in memory. Null `connect`: mysql_sink(options).
+SinkDef mysql_sink(const MySqlSinkOptions& options, SessionConnector connect);
 
 }  // namespace sluice

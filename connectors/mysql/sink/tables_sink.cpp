@@ -298,7 +298,7 @@ class MySqlTablesSink final : public Sink {
   void open(SinkContext& context) override {
     context_ = &context;
     restored_ = context.restored_checkpoint().has_value();
-    if (options_.delivery == MySqlSinkOptions::Delivery::kAtLeastOnce && !options_.connect) {
+    if (options_.delivery == MySqlSinkOptions::Delivery::kAtLeastOnce) {
       shared_.emplace(options_.url, options_.socket_timeout, canceller_);
       context.register_cancel_action([this] { canceller_.cancel(); });
     }
@@ -544,12 +544,12 @@ class MySqlTablesSink final : public Sink {
                                             std::move(columns), std::move(name));
       written = &fitted_[t]->schema;
     }
-    if (shared_) {
-      options.connect = [this](const MySqlSession&) { return shared_->connect(); };
-    }
+    SessionConnector connect;
+    if (shared_) connect = [this](const MySqlSession&) { return shared_->connect(); };
     options.parallelism = 1;  // the subtask of this sink writes all of the table
-    std::unique_ptr<Sink> sink =
-        mysql_sink(options).for_input({.schema = *written}).create(contexts_[t]->subtask());
+    std::unique_ptr<Sink> sink = mysql_sink(options, std::move(connect))
+                                     .for_input({.schema = *written})
+                                     .create(contexts_[t]->subtask());
     try {
       sink->open(*contexts_[t]);
     } catch (...) {
@@ -1049,7 +1049,7 @@ SinkDef mysql_tables_sink(const MySqlSinkOptions& options, const std::vector<Tab
   check_shared_targets(tables, targets);
   return SinkDef{
       .create = [options, tables, targets = std::move(targets), create_tables, behavior,
-                 routes = std::move(routes)](const SubtaskInfo&) -> std::unique_ptr<Sink> {
+                 routes](const SubtaskInfo&) -> std::unique_ptr<Sink> {
         return std::make_unique<MySqlTablesSink>(options, tables, targets, create_tables, behavior,
                                                  routes);
       },
@@ -1066,6 +1066,25 @@ SinkDef mysql_tables_sink(const MySqlSinkOptions& options, const std::vector<Tab
           },
       .takes_tables = true,
       .waits_on_io = true,  // on the server, for every statement
+      // A target per route; the first table routed there gives its columns.
+      .flink_sql =
+          [options, routes](const TableSchema& table, const RuntimeOptions& runtime) {
+            const size_t dot = table.name.find('.');
+            const RoutedTable routed =
+                route_table(routes, {table.name.substr(0, dot), table.name.substr(dot + 1)});
+            FlinkSqlTable out = jdbc_table(options, routed.target, runtime);
+            out.schema = table.schema;
+            if (!routed.table_column.empty()) {
+              std::vector<Column> columns = table.schema.columns();
+              columns.push_back({routed.table_column, DataType::string()});
+              std::vector<std::string> key = table.schema.primary_key_names();
+              key.push_back(routed.table_column);
+              out.schema = Schema(std::move(columns), std::move(key));
+              out.constant_column = routed.table_column;
+              out.constant = table.name;
+            }
+            return out;
+          },
   };
 }
 
