@@ -1,6 +1,5 @@
 #include "sluice/cli/flink_sql.hpp"
 
-#include <algorithm>
 #include <map>
 #include <set>
 #include <utility>
@@ -98,6 +97,19 @@ std::string job(const JobGraph& graph, const Config& config, const std::string& 
   const RuntimeOptions runtime = RuntimeOptions::from(config);
   const std::vector<NodeDef>& nodes = graph.nodes();
   std::string tables;
+  std::set<std::string> declared;
+  // Declares, once, the table `flink` that operator `node` describes for
+  // `table` of its stream; returns its name.
+  const auto declare = [&](const NodeDef& node, const TableSchema& table,
+                           const FlinkSqlTable& flink) {
+    const std::string name = flink.name.empty() ? node.name : flink.name;
+    if (declared.insert(name).second) {
+      tables += create_table(name, flink.schema.size() > 0 ? flink.schema : table.schema,
+                             flink.options, flink.note) +
+                "\n";
+    }
+    return name;
+  };
   // Each source's tables, by the name they have in its stream.
   std::map<int, std::map<std::string, std::string>> source_tables;
   for (size_t n = 0; n < nodes.size(); ++n) {
@@ -105,15 +117,10 @@ std::string job(const JobGraph& graph, const Config& config, const std::string& 
     if (node.kind != NodeKind::kSource) continue;
     require_table(node, node.source.flink_sql != nullptr);
     for (const TableSchema& table : tables_of(node.output)) {
-      const FlinkSqlTable flink = node.source.flink_sql(table, runtime);
-      const std::string& name = flink.name.empty() ? node.name : flink.name;
-      tables += create_table(name, flink.schema.size() > 0 ? flink.schema : table.schema,
-                             flink.options, flink.note) +
-                "\n";
-      source_tables[static_cast<int>(n)][table.name] = name;
+      source_tables[static_cast<int>(n)][table.name] =
+          declare(node, table, node.source.flink_sql(table, runtime));
     }
   }
-  std::set<std::string> targets;
   std::vector<std::string> inserts;
   std::string untranslated;
   for (const NodeDef& node : nodes) {
@@ -126,15 +133,10 @@ std::string job(const JobGraph& graph, const Config& config, const std::string& 
       between = "`" + nodes[from].name + "`" + (between.empty() ? "" : ", " + between);
       from = nodes[from].inputs[0].from;
     }
-    const std::map<std::string, std::string>& sources = source_tables[from];
+    const std::map<std::string, std::string>& sources = source_tables.at(from);
     for (const TableSchema& table : tables_of(nodes[node.inputs[0].from].output)) {
       const FlinkSqlTable flink = node.sink.flink_sql(table, runtime);
-      const std::string& name = flink.name.empty() ? node.name : flink.name;
-      if (targets.insert(name).second) {
-        tables += create_table(name, flink.schema.size() > 0 ? flink.schema : table.schema,
-                               flink.options, flink.note) +
-                  "\n";
-      }
+      const std::string name = declare(node, table, flink);
       const auto source = sources.find(table.name);
       inserts.push_back(insert(name,
                                source != sources.end() ? source->second : sources.begin()->second,
