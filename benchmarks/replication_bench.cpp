@@ -14,6 +14,7 @@
 
 #include "sluice/benchmarks/bench_mysql.hpp"
 #include "sluice/connectors/mysql/cdc/binlog.hpp"
+#include "sluice/connectors/mysql/cdc/captured_tables.hpp"
 #include "sluice/connectors/mysql/cdc/source.hpp"
 #include "sluice/connectors/mysql/connection.hpp"
 #include "sluice/connectors/mysql/sink/sink.hpp"

@@ -9,6 +9,7 @@
 #include "sluice/connectors/datagen/datagen.hpp"
 #include "sluice/connectors/file/changelog_file.hpp"
 #include "sluice/connectors/mysql/cdc/binlog.hpp"
+#include "sluice/connectors/mysql/cdc/captured_tables.hpp"
 #include "sluice/connectors/mysql/cdc/source.hpp"
 #include "sluice/connectors/mysql/sink/sink.hpp"
 #include "sluice/engine/common/error.hpp"

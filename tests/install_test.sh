@@ -19,9 +19,22 @@ for header in $headers; do
     g++ -std=c++20 -fsyntax-only -Wall -Wextra -I"$work/prefix/include" -x c++ - ||
     fail "$header does not compile on its own"
 done
+# A type an installed header declares is defined in one, so that nothing a
+# job author reads names a type they cannot have; except the engine's own,
+# which only its private members and its engine-side constructors name:
+# Executor's attempt (CheckpointStorage, PhysicalPlan) and the store behind
+# the state handles (LazyStateStore).
+engine_internal=" CheckpointStorage PhysicalPlan LazyStateStore "
+for declared in $(cd "$work/prefix/include/sluice" &&
+                  grep -rhoE '^(class|struct) [A-Za-z_]+;' . | sed -E 's/^(class|struct) //; s/;$//' | sort -u); do
+  [[ "$engine_internal" == *" $declared "* ]] && continue
+  grep -rqE "^(class|struct) $declared( final)?( [:{]|$)" "$work/prefix/include/sluice" ||
+    fail "an installed header declares $declared, which no installed header defines"
+done
 # What a job author must not touch stays out.
 for internal in engine/runtime/task.hpp engine/runtime/channel.hpp engine/checkpoint/checkpoint_coordinator.hpp \
-                connectors/mysql/connection.hpp; do
+                connectors/mysql/connection.hpp connectors/mysql/sink/sink_connection.hpp \
+                connectors/mysql/cdc/captured_tables.hpp cli/flink_sql.hpp; do
   [ ! -e "$work/prefix/include/sluice/$internal" ] || fail "$internal was installed"
 done
 

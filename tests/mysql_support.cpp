@@ -5,6 +5,7 @@
 #include <random>
 
 #include "sluice/connectors/mysql/cdc/binlog.hpp"
+#include "sluice/connectors/mysql/cdc/captured_tables.hpp"
 #include "sluice/connectors/mysql/sink/sink.hpp"
 #include "sluice/connectors/mysql/sink/xa.hpp"
 

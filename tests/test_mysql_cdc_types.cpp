@@ -8,6 +8,7 @@
 
 #include "sluice/connectors/basic/sinks.hpp"
 #include "sluice/connectors/mysql/cdc/binlog.hpp"
+#include "sluice/connectors/mysql/cdc/captured_tables.hpp"
 #include "sluice/connectors/mysql/cdc/source.hpp"
 #include "sluice/connectors/mysql/sink/sink.hpp"
 #include "sluice/engine/runtime/executor.hpp"

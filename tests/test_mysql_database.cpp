@@ -10,6 +10,7 @@
 #include "sluice/connectors/mysql/cdc/binlog.hpp"
 #include "sluice/connectors/mysql/cdc/source.hpp"
 #include "sluice/connectors/mysql/sink/xa.hpp"
+#include "sluice/connectors/mysql/table_patterns.hpp"
 #include "sluice/tests/every_type.hpp"
 #include "sluice/tests/mysql_support.hpp"
 #include "sluice/tests/support.hpp"

@@ -12,9 +12,11 @@
 #include <set>
 
 #include "sluice/connectors/mysql/cdc/binlog.hpp"
+#include "sluice/connectors/mysql/cdc/captured_tables.hpp"
 #include "sluice/connectors/mysql/cdc/ddl.hpp"
 #include "sluice/connectors/mysql/cdc/key_order.hpp"
 #include "sluice/connectors/mysql/cdc/schema_history.hpp"
+#include "sluice/connectors/mysql/table_patterns.hpp"
 #include "sluice/engine/common/error.hpp"
 #include "sluice/engine/common/fault_point.hpp"
 #include "sluice/engine/data/value.hpp"

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "sluice/connectors/mysql/binlog_position.hpp"
-#include "sluice/connectors/mysql/table_patterns.hpp"
 #include "sluice/connectors/mysql/url.hpp"
 #include "sluice/engine/graph/job_graph.hpp"
 #include "sluice/engine/graph/options.hpp"
@@ -70,22 +69,11 @@ struct MySqlCdcOptions {
 
 std::vector<OptionSpec> mysql_cdc_option_specs();
 
-class MySqlConnection;
-
 /// The source, as a graph node: the tables of `options.tables`, whose
 /// columns (in the table's order, with its primary key) are its output's,
 /// read from the server now. Throws ConfigError for a table that is
 /// missing, has no primary key, a column of a type the source does not
 /// take, or columns that differ from the first table's.
 SourceDef mysql_cdc_source(const MySqlCdcOptions& options);
-
-struct CapturedTable;
-/// The same for `tables` already read (capture_tables()).
-SourceDef mysql_cdc_source(const MySqlCdcOptions& options, std::vector<CapturedTable> tables);
-/// capture_table() of each of `options.tables`, or of the tables
-/// `options.patterns` match, `keep` the columns the job keeps (empty: all).
-/// Throws ConfigError when the patterns match no table.
-std::vector<CapturedTable> capture_tables(const MySqlCdcOptions& options,
-                                          const std::vector<std::string>& keep = {});
 
 }  // namespace sluice
