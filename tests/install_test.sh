@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs Sluice into a temporary prefix, checks that every installed header
-# compiles on its own, then builds examples/custom-job against the install
-# from a separate build directory, runs it and checks what it prints.
+# compiles on its own without warnings, then builds examples/custom-job
+# against the install from a separate build directory, runs it and checks
+# what it prints.
 set -euo pipefail
 source_dir=$1
 build_dir=$2
@@ -14,11 +15,13 @@ cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
 
 headers=$(cd "$work/prefix/include/sluice" && find . -name '*.hpp' | sed 's|^\./||' | sort)
 [ -n "$headers" ] || fail "no headers installed"
-for header in $headers; do
-  echo "#include <sluice/$header>" |
-    g++ -std=c++20 -fsyntax-only -Wall -Wextra -I"$work/prefix/include" -x c++ - ||
-    fail "$header does not compile on its own"
-done
+# Each on its own, and without a warning where a job author's build warns.
+export include_dir="$work/prefix/include"
+printf '%s\n' $headers | xargs -P "$(nproc)" -I{} bash -c '
+  echo "#include <sluice/{}>" |
+    g++ -std=c++20 -fsyntax-only -Wall -Wextra -Werror -I"$include_dir" -x c++ - ||
+    { echo "FAIL: {} does not compile on its own without warnings" >&2; exit 1; }' ||
+  fail "an installed header does not compile on its own without warnings (above)"
 # A type an installed header declares is defined in one, so that nothing a
 # job author reads names a type they cannot have; except the engine's own,
 # which only its private members and its engine-side constructors name:

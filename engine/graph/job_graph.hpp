@@ -278,7 +278,9 @@ class Stream {
   Stream transform(std::string name, OperatorDef def);
   /// A custom operator that emits what it takes and keeps no keyed state.
   Stream transform(std::string name, OperatorFactory factory) {
-    return transform(std::move(name), OperatorDef{.create = std::move(factory)});
+    OperatorDef def;
+    def.create = std::move(factory);
+    return transform(std::move(name), std::move(def));
   }
   SinkHandle sink(std::string name, SinkDef def);
 
