@@ -130,11 +130,14 @@ int run_benchmarks(const BenchOptions& options) {
     }
   }
 
-  const BenchSettings settings{.quick = options.quick, .repetitions = options.quick ? 3 : 5};
+  const BenchSettings settings{.quick = options.quick,
+                               .repetitions = options.runs.value_or(options.quick ? 3 : 5)};
   const std::string machine = machine_description();
   std::printf("machine: %s\n", machine.c_str());
-  nlohmann::json json = {
-      {"machine", machine}, {"quick", options.quick}, {"benchmarks", nlohmann::json::array()}};
+  nlohmann::json json = {{"machine", machine},
+                         {"quick", options.quick},
+                         {"runs", settings.repetitions},
+                         {"benchmarks", nlohmann::json::array()}};
 
   for (const auto& benchmark : selected) {
     if (benchmark.unavailable) {

@@ -16,6 +16,9 @@ struct BenchOptions {
   std::vector<std::string> names;
   /// Fewer records and repetitions: a smoke run of every scenario.
   bool quick = false;
+  /// Runs of each scenario, whose median is reported. Default: 5, or 3
+  /// with `quick`.
+  std::optional<int> runs;
   /// Where to write the results as JSON, if anywhere.
   std::optional<std::string> json_path;
   /// Where to draw them as an SVG chart, if anywhere.

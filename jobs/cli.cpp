@@ -41,6 +41,10 @@ int run_sluice_cli(int argc, char** argv) {
   CLI::App* bench = app.add_subcommand("bench", "run benchmarks with same-run baselines");
   bench->add_option("NAME", bench_options.names, "benchmarks to run (default: all)");
   bench->add_flag("--quick", bench_options.quick, "fewer rows and repetitions, for a smoke run");
+  bench
+      ->add_option("--runs", bench_options.runs,
+                   "runs of each scenario (default: 5, or 3 with --quick)")
+      ->check(CLI::PositiveNumber);
   bench->add_option("--json", bench_options.json_path, "also write the results as JSON");
   bench->add_option("--chart", bench_options.chart_path, "also draw them as an SVG chart");
 

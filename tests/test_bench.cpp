@@ -8,20 +8,21 @@ using sluice::testing::run_command;
 
 // A smoke run: the benchmark works end to end and reports every scenario
 // with its ratios. The numbers themselves are not checked: they depend on
-// the machine.
+// the machine; so one run of each scenario is enough.
 TEST_CASE("sluice bench --quick runs every benchmark and reports it against its baselines",
           "[bench][serial]") {
   sluice::testing::TempDir dir;
   const std::string json_path = (dir.path() / "bench.json").string();
   const std::string chart_path = (dir.path() / "bench.svg").string();
-  const auto result = run_command(std::string(SLUICE_CLI) + " bench --quick --json " + json_path +
-                                  " --chart " + chart_path);
+  const auto result = run_command(std::string(SLUICE_CLI) + " bench --quick --runs 1 --json " +
+                                  json_path + " --chart " + chart_path);
   INFO(result.output);
   REQUIRE(result.status == 0);
   CHECK_THAT(result.output, Catch::Contains("unchained (one thread boundary)"));
 
   std::ifstream in(json_path);
   const auto json = nlohmann::json::parse(in);
+  CHECK(json.at("runs") == 1);
   std::vector<std::string> names;
   for (const auto& bench : json.at("benchmarks")) {
     names.push_back(bench.at("name"));
@@ -78,11 +79,17 @@ TEST_CASE("sluice bench --quick runs every benchmark and reports it against its 
                       Catch::Contains("mysql-upsert"));
 }
 
-TEST_CASE("sluice bench refuses an unknown name and lists the benchmarks and groups", "[bench]") {
+TEST_CASE("sluice bench refuses an unknown name, listing the benchmarks and groups, and no runs",
+          "[bench]") {
   const auto result = run_command(std::string(SLUICE_CLI) + " bench no-such-bench");
   INFO(result.output);
   CHECK(result.status != 0);
   CHECK_THAT(result.output, Catch::Contains("unknown benchmark 'no-such-bench'") &&
                                 Catch::Contains("cdc, database") &&
                                 Catch::Contains("replication (replication-updates-1000, …)"));
+
+  const auto no_runs = run_command(std::string(SLUICE_CLI) + " bench pipeline --runs 0");
+  INFO(no_runs.output);
+  CHECK(no_runs.status == 2);
+  CHECK_THAT(no_runs.output, Catch::Contains("--runs"));
 }
