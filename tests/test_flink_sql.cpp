@@ -15,7 +15,7 @@ Config config_of(const std::map<std::string, std::string>& values) {
   return config;
 }
 
-DatagenOptions orders() {
+DatagenOptions datagen_orders() {
   DatagenOptions gen;
   gen.schema = Schema::parse("id BIGINT, amount DECIMAL(10,2), PRIMARY KEY (id)");
   gen.rows = 100;
@@ -27,7 +27,7 @@ DatagenOptions orders() {
 TEST_CASE("a job exports as Flink SQL the tables its source and sink describe, and an INSERT",
           "[cli]") {
   JobGraph graph("export");
-  Stream source = graph.source("orders", datagen_source(orders()));
+  Stream source = graph.source("orders", datagen_source(datagen_orders()));
   const auto amount = source.column<Decimal>("amount");
   source.filter("large", [amount](RowRef row) { return row[amount] > Decimal(100, 0); })
       .sink("print", print_sink());
@@ -53,7 +53,7 @@ TEST_CASE("a job exports as Flink SQL the tables its source and sink describe, a
 
 TEST_CASE("a job whose sink has no Flink SQL table is refused, naming the sink", "[cli]") {
   JobGraph graph("export");
-  graph.source("orders", datagen_source(orders()))
+  graph.source("orders", datagen_source(datagen_orders()))
       .sink("collect", collect_sink(std::make_shared<CollectedRows>()));
   CHECK_THROWS_WITH(flink_sql::job(graph, config_of({}), ""),
                     Catch::Contains("sink 'collect' has no Flink SQL table"));
@@ -61,7 +61,7 @@ TEST_CASE("a job whose sink has no Flink SQL table is refused, naming the sink",
 
 TEST_CASE("two sinks' INSERTs run as one statement set", "[cli]") {
   JobGraph graph("export");
-  Stream source = graph.source("orders", datagen_source(orders()));
+  Stream source = graph.source("orders", datagen_source(datagen_orders()));
   source.sink("print", print_sink());
   source.sink("blackhole", blackhole_sink());
   const std::string sql = flink_sql::job(graph, config_of({}), "");

@@ -30,14 +30,14 @@ using TextRows = std::vector<std::vector<std::optional<std::string>>>;
 
 namespace {
 
-const Schema kOrders = Schema::parse(
+const Schema kGeneratedOrders = Schema::parse(
     "id BIGINT, customer BIGINT, amount DECIMAL(10,2), status STRING, PRIMARY KEY (id)");
 constexpr char kOrdersTable[] =
     "id BIGINT PRIMARY KEY, customer BIGINT, amount DECIMAL(10,2), status VARCHAR(20)";
 
 DatagenOptions changelog(uint64_t rows, double rate) {
   DatagenOptions gen;
-  gen.schema = kOrders;
+  gen.schema = kGeneratedOrders;
   gen.rows = rows;
   gen.keys = 2000;
   gen.insert_weight = 50;
