@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sluice {
 
@@ -28,6 +29,16 @@ inline std::string_view trim(std::string_view text) {
   while (!text.empty() && space(text.front())) text.remove_prefix(1);
   while (!text.empty() && space(text.back())) text.remove_suffix(1);
   return text;
+}
+
+/// `pieces` with `separator` between them: {"a", "b"} -> "a, b".
+inline std::string join(const std::vector<std::string>& pieces, std::string_view separator = ", ") {
+  std::string out;
+  for (const auto& piece : pieces) {
+    if (&piece != &pieces.front()) out.append(separator);
+    out.append(piece);
+  }
+  return out;
 }
 
 }  // namespace sluice

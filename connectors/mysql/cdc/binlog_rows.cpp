@@ -12,13 +12,9 @@
 namespace sluice {
 namespace {
 
-bool starts_with(const std::string& text, std::string_view prefix) {
-  return text.rfind(prefix, 0) == 0;
-}
-
 bool starts_with_any(const std::string& text, std::initializer_list<std::string_view> prefixes) {
   return std::any_of(prefixes.begin(), prefixes.end(),
-                     [&](std::string_view prefix) { return starts_with(text, prefix); });
+                     [&](std::string_view prefix) { return text.starts_with(prefix); });
 }
 
 // The metadata bytes each binlog type carries in a TABLE_MAP event.
@@ -147,7 +143,7 @@ BinlogDecoding decoding_of(const TableColumn& column, Charsets& charsets) {
                              "float", "double", "real", "date", "time"})) {
     return d;  // datetime and timestamp too
   }
-  if (starts_with(type, "bit")) {
+  if (type.starts_with("bit")) {
     d.how = type == "bit(1)" ? BinlogDecoding::kBit1 : BinlogDecoding::kBytes;
     return d;
   }
@@ -156,7 +152,7 @@ BinlogDecoding decoding_of(const TableColumn& column, Charsets& charsets) {
     d.text = charsets.decoder(column.charset, column.name);
     return d;
   }
-  if (starts_with(type, "binary")) {
+  if (type.starts_with("binary")) {
     d.how = BinlogDecoding::kBytes;
     d.length = column.octet_length;  // the binlog drops its trailing zero bytes
     return d;

@@ -7,10 +7,6 @@
 namespace sluice {
 namespace {
 
-bool starts_with(const std::string& text, std::string_view prefix) {
-  return text.rfind(prefix, 0) == 0;
-}
-
 std::string hex(std::string_view bytes) {
   static constexpr char kDigits[] = "0123456789ABCDEF";
   std::string out = "X'";
@@ -42,7 +38,7 @@ std::string sql_literal(MySqlConnection& connection, const Value& value,
       return out;
     }
     case TypeId::kDecimal:
-      if (starts_with(type, "bigint")) return value.to_string();  // BIGINT UNSIGNED
+      if (type.starts_with("bigint")) return value.to_string();  // BIGINT UNSIGNED
       return "CAST('" + value.to_string() + "' AS DECIMAL(65," +
              std::to_string(value.as_decimal().scale()) + "))";
     case TypeId::kTimestamp:
@@ -53,22 +49,22 @@ std::string sql_literal(MySqlConnection& connection, const Value& value,
       return "CAST('" + value.to_string() + "' AS TIME(6))";
     case TypeId::kBytes: {
       // A BIT compares as the number its bytes make, big-endian.
-      if (!starts_with(type, "bit")) return hex(value.as_bytes());
+      if (!type.starts_with("bit")) return hex(value.as_bytes());
       uint64_t number = 0;
       for (const char b : value.as_bytes()) number = number << 8 | static_cast<unsigned char>(b);
       return std::to_string(number);
     }
     case TypeId::kString: {
       // An ENUM or a SET sorts by its number, and compares with one so.
-      if (starts_with(type, "enum(") || starts_with(type, "set(")) {
+      if (type.starts_with("enum(") || type.starts_with("set(")) {
         const std::vector<std::string> members = column.members();
         uint64_t number = 0;
         for (size_t m = 0; m < members.size(); ++m) {
           const bool in_set =
-              starts_with(type, "set(") &&
+              type.starts_with("set(") &&
               ("," + value.as_string() + ",").find("," + members[m] + ",") != std::string::npos;
           if (in_set) number |= uint64_t{1} << m;
-          if (starts_with(type, "enum(") && members[m] == value.as_string()) number = m + 1;
+          if (type.starts_with("enum(") && members[m] == value.as_string()) number = m + 1;
         }
         return std::to_string(number);
       }

@@ -11,15 +11,10 @@
 #include "sluice/connectors/mysql/sink/sink_connection.hpp"
 #include "sluice/connectors/mysql/sink/statement_writer.hpp"
 #include "sluice/engine/common/error.hpp"
+#include "sluice/engine/common/text.hpp"
 
 namespace sluice {
 namespace {
-
-std::string join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
 
 MySqlSinkOptions::Mode mode_of(const MySqlSinkOptions& options,
                                const std::vector<std::string>& key) {

@@ -14,14 +14,9 @@
 namespace sluice {
 namespace {
 
-// Rows per statement: larger batches gain little and hold larger packets.
-constexpr size_t kRowsPerStatement = 2000;
-
-std::string join(const std::vector<std::string>& names, const char* separator = ", ") {
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : separator) + n;
-  return out;
-}
+// Rows per statement of execute_chunked(): larger batches gain little and
+// hold larger packets.
+constexpr size_t kRowsPerChunk = 2000;
 
 // "?", as `table` compares its column `c` with a value of `c`'s input type:
 // a BIT with BYTES as the number they make.
@@ -191,7 +186,7 @@ uint64_t StatementWriter::execute_chunked(SinkConnection& connection, const Bulk
     if (begin > 0) fault_point("mid-flush", subtask_);
     size_t end = begin;
     size_t bytes = 0;
-    while (end < rows.size() && end - begin < kRowsPerStatement) {
+    while (end < rows.size() && end - begin < kRowsPerChunk) {
       const size_t row_bytes = BulkStatement::wire_size(batch, rows[end], statement.columns);
       if (bytes + row_bytes > packet_budget_ && end > begin) break;
       bytes += row_bytes;
