@@ -31,10 +31,10 @@ class ChangelogFiles {
     dir_ = pattern;
     std::ofstream csv(csv_path()), json(json_path());
     csv << "op,id,amount,status,note,v\n";
-    constexpr uint64_t kKeys = 10'000;
+    constexpr uint64_t kDistinctKeys = 10'000;
     for (uint64_t i = 0; i < lines; ++i) {
-      const uint64_t id = i % kKeys;
-      const char* op = i < kKeys ? "+I" : i % 97 == 0 ? "-D" : i % 2 == 0 ? "-U" : "+U";
+      const uint64_t id = i % kDistinctKeys;
+      const char* op = i < kDistinctKeys ? "+I" : i % 97 == 0 ? "-D" : i % 2 == 0 ? "-U" : "+U";
       const std::string amount = std::to_string(i % 100'000) + "." + std::to_string(10 + i % 90);
       const std::string status = i % 3 == 0 ? "shipped" : "paid";
       const std::string note = "order note " + std::to_string(i);
@@ -43,7 +43,7 @@ class ChangelogFiles {
       const std::string image = "{\"id\":" + std::to_string(id) + ",\"amount\":" + amount +
                                 ",\"status\":\"" + status + "\",\"note\":\"" + note +
                                 "\",\"v\":" + std::to_string(i) + "}";
-      const std::string json_op = i < kKeys ? "c" : i % 97 == 0 ? "d" : "u";
+      const std::string json_op = i < kDistinctKeys ? "c" : i % 97 == 0 ? "d" : "u";
       json << "{\"op\":\"" << json_op << "\",\"before\":" << (json_op == "c" ? "null" : image)
            << ",\"after\":" << (json_op == "d" ? "null" : image)
            << ",\"source\":{\"db\":\"shop\",\"table\":\"orders\"},\"ts_ms\":" << i << "}\n";

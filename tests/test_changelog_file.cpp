@@ -15,7 +15,7 @@ using namespace sluice;
 
 namespace {
 
-const Schema kOrders =
+const Schema kChangelogOrders =
     Schema::parse("id BIGINT, note STRING, amount DECIMAL(10,2), PRIMARY KEY (id)");
 
 ChangelogFileOptions file_options(const std::string& path, ChangelogFileOptions::Format format =
@@ -23,7 +23,7 @@ ChangelogFileOptions file_options(const std::string& path, ChangelogFileOptions:
   ChangelogFileOptions options;
   options.path = path;
   options.format = format;
-  options.schema = kOrders;
+  options.schema = kChangelogOrders;
   return options;
 }
 

@@ -492,14 +492,14 @@ TEST_CASE("recovery rolls back this subtask's leftovers and, in subtask 0, vanis
 
 namespace {
 
-const Schema kOrders = Schema::parse(
+const Schema kHotOrders = Schema::parse(
     "id BIGINT, customer BIGINT, amount DECIMAL(10,2), status STRING, PRIMARY KEY (id)");
 
 // Updates and deletes over 500 keys, for ~250 ms: keys come back within a
 // checkpoint or two.
 DatagenOptions hot_changelog() {
   DatagenOptions gen;
-  gen.schema = kOrders;
+  gen.schema = kHotOrders;
   gen.rows = 5000;
   gen.keys = 500;
   gen.insert_weight = 40;
