@@ -66,8 +66,12 @@ bool as_root() { return ::geteuid() == 0; }
 }  // namespace
 
 ThrowawayServer::ThrowawayServer(int server_id) : dir_(make_directory()), socket_(dir_ / "sock") {
-  const std::filesystem::path data = dir_ / "data", log = dir_ / "server.log";
-  const std::string install = "mariadb-install-db --no-defaults --datadir=" + data.string() +
+  // Its temporary tables in a directory of its own, not the /tmp that other
+  // servers, started and killed beside it, use too (see scripts/mariadb).
+  const std::filesystem::path data = dir_ / "data", log = dir_ / "server.log", tmp = dir_ / "tmp";
+  std::filesystem::create_directory(tmp);
+  const std::string install = "TMPDIR=" + tmp.string() +
+                              " mariadb-install-db --no-defaults --datadir=" + data.string() +
                               (as_root() ? " --user=root" : "") +
                               " --auth-root-authentication-method=normal --skip-test-db > " +
                               (dir_ / "install.log").string() + " 2>&1";
@@ -81,6 +85,7 @@ ThrowawayServer::ThrowawayServer(int server_id) : dir_(make_directory()), socket
                                    "--socket=" + socket_.string(),
                                    "--pid-file=" + (dir_ / "pid").string(),
                                    "--log-error=" + log.string(),
+                                   "--tmpdir=" + tmp.string(),
                                    "--skip-networking",
                                    "--skip-grant-tables",
                                    "--server-id=" + std::to_string(server_id),
