@@ -101,10 +101,12 @@ void add_describe_args(CLI::App& command, JobArgs& args) {
 }
 
 std::vector<OptionSpec> run_option_specs() {
-  return {{.key = "metrics.port",
-           .type = OptionType::kInteger,
-           .default_value = "0",
-           .doc = "serve the job's metrics in Prometheus format on this loopback port; 0 = off"}};
+  return {
+      {.key = "metrics.port",
+       .type = OptionType::kInteger,
+       .default_value = "0",
+       .doc = "serve the job's metrics on this loopback port: Prometheus text at /metrics, JSON at "
+              "/api/job; 0 = off"}};
 }
 
 int describe_job(const JobDefinition& job, const OptionTable& table, const JobArgs& args) {
@@ -150,10 +152,19 @@ int run_job(const JobDefinition& job, const OptionTable& table, const JobArgs& a
     build_graph(job, config, graph);
     std::unique_ptr<MetricsServer> server;
     if (const int64_t port = config.get_int("metrics.port"); port > 0) {
-      server = std::make_unique<MetricsServer>(static_cast<unsigned short>(port), [&] {
-        return prometheus_text(graph.name(), executor.metrics());
-      });
-      spdlog::info("metrics at http://127.0.0.1:{}/metrics", server->port());
+      const auto started = std::chrono::steady_clock::now();
+      server = std::make_unique<MetricsServer>(
+          static_cast<unsigned short>(port),
+          std::vector<HttpRoute>{
+              {"/metrics", "text/plain; version=0.0.4",
+               [&] { return prometheus_text(graph.name(), executor.metrics()); }},
+              {"/api/job", "application/json", [&, started] {
+                 return running_metrics_json(graph, executor.metrics(),
+                                             std::chrono::steady_clock::now() - started)
+                     .dump();
+               }}});
+      spdlog::info("metrics at http://127.0.0.1:{}/metrics, the job as JSON at /api/job",
+                   server->port());
     }
     ProgressLine progress(executor, graph);
     // A signal while the job was being set up: it never starts.

@@ -78,8 +78,10 @@ std::vector<OperatorTotals> operator_totals(const JobGraph& graph, const JobMetr
   return totals;
 }
 
-nlohmann::json metrics_json(const JobGraph& graph, const JobResult& result) {
-  const JobMetrics& m = result.metrics;
+namespace {
+
+// What a running and a finished job's JSON share: the counters.
+nlohmann::json counters_json(const JobGraph& graph, const JobMetrics& m) {
   nlohmann::json operators = nlohmann::json::array();
   for (const auto& t : operator_totals(graph, m)) {
     operators.push_back({{"name", t.name},
@@ -113,18 +115,35 @@ nlohmann::json metrics_json(const JobGraph& graph, const JobResult& result) {
                            {"pause_s", seconds(c.pause)},
                            {"state_bytes", c.state_bytes}});
   }
-  return {{"job", graph.name()},
-          {"status", status_name(result.status)},
-          {"error", result.error},
-          {"duration_s", seconds(result.duration)},
-          {"restarts", result.restarts},
-          {"restored_from",
-           result.restored_from ? nlohmann::json(*result.restored_from) : nlohmann::json()},
-          {"flush_ticks_fired", m.ticks_fired},
+  return {{"flush_ticks_fired", m.ticks_fired},
           {"operators", operators},
           {"tasks", tasks},
           {"checkpoints", checkpoints},
           {"counters", counters}};
+}
+
+}  // namespace
+
+nlohmann::json metrics_json(const JobGraph& graph, const JobResult& result) {
+  nlohmann::json json = {
+      {"job", graph.name()},
+      {"status", status_name(result.status)},
+      {"error", result.error},
+      {"duration_s", seconds(result.duration)},
+      {"restarts", result.restarts},
+      {"restored_from",
+       result.restored_from ? nlohmann::json(*result.restored_from) : nlohmann::json()}};
+  json.update(counters_json(graph, result.metrics));
+  return json;
+}
+
+nlohmann::json running_metrics_json(const JobGraph& graph, const JobMetrics& metrics,
+                                    std::chrono::nanoseconds running_for) {
+  nlohmann::json json = {{"job", graph.name()}, {"status", "running"},
+                         {"error", ""},         {"duration_s", seconds(running_for)},
+                         {"restarts", nullptr}, {"restored_from", nullptr}};
+  json.update(counters_json(graph, metrics));
+  return json;
 }
 
 std::string prometheus_text(const std::string& job, const JobMetrics& m) {

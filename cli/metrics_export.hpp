@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -19,6 +20,11 @@ std::vector<OperatorTotals> operator_totals(const JobGraph& graph, const JobMetr
 
 /// The final metrics of a run, for --metrics-file.
 nlohmann::json metrics_json(const JobGraph& graph, const JobResult& result);
+/// The same for a job still running, `running_for` since it started, as
+/// GET /api/job serves it: "status" is "running", and "restarts" and
+/// "restored_from", known at the end, are null.
+nlohmann::json running_metrics_json(const JobGraph& graph, const JobMetrics& metrics,
+                                    std::chrono::nanoseconds running_for);
 
 /// Current metrics in Prometheus' text exposition format.
 std::string prometheus_text(const std::string& job, const JobMetrics& metrics);

@@ -1,5 +1,6 @@
 #include "sluice/cli/metrics_server.hpp"
 
+#include <algorithm>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -18,7 +19,7 @@ namespace {
 struct ServerState {
   asio::io_context io;
   asio::ip::tcp::acceptor acceptor{io};
-  std::function<std::string()> render;
+  std::vector<HttpRoute> routes;
   std::chrono::milliseconds idle_timeout{0};
 };
 
@@ -43,9 +44,21 @@ class Session : public std::enable_shared_from_this<Session> {
 
  private:
   void respond() {
-    response_ = {http::status::ok, request_.version()};
-    response_.set(http::field::content_type, "text/plain; version=0.0.4");
-    response_.body() = state_.render();
+    std::string_view path(request_.target().data(), request_.target().size());
+    path = path.substr(0, path.find('?'));
+    const auto route = std::find_if(state_.routes.begin(), state_.routes.end(),
+                                    [&](const HttpRoute& r) { return r.path == path; });
+    if (route != state_.routes.end()) {
+      response_ = {http::status::ok, request_.version()};
+      response_.set(http::field::content_type, route->content_type);
+      response_.body() = route->render();
+    } else {
+      response_ = {http::status::not_found, request_.version()};
+      response_.set(http::field::content_type, "text/plain");
+      response_.body() = "no page at " + std::string(path) + "; there are:";
+      for (const HttpRoute& r : state_.routes) response_.body() += " " + r.path;
+      response_.body() += "\n";
+    }
     response_.keep_alive(request_.keep_alive());
     response_.prepare_payload();
     stream_.expires_after(state_.idle_timeout);
@@ -80,10 +93,10 @@ void accept(ServerState& state) {
 
 struct MetricsServer::State : ServerState {};
 
-MetricsServer::MetricsServer(unsigned short port, std::function<std::string()> render,
+MetricsServer::MetricsServer(unsigned short port, std::vector<HttpRoute> routes,
                              std::chrono::milliseconds idle_timeout)
     : state_(std::make_unique<State>()) {
-  state_->render = std::move(render);
+  state_->routes = std::move(routes);
   state_->idle_timeout = idle_timeout;
   beast::error_code ec;
   const asio::ip::tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), port);

@@ -5,19 +5,28 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace sluice {
 
-/// Serves `render()` as Prometheus text at http://127.0.0.1:<port>/metrics
-/// (any path, in fact) on a thread of its own, until destroyed. It serves
-/// any number of clients at once, keeps a connection open between requests
-/// when the client asks (as Prometheus does), and closes a connection that
-/// sends or takes nothing for `idle_timeout`. Destroying it closes every
-/// connection at once: a client never holds up the job's exit.
+/// What the server answers at one path.
+struct HttpRoute {
+  std::string path;  ///< "/metrics"
+  std::string content_type;
+  std::function<std::string()> render;
+};
+
+/// Serves its routes over HTTP at http://127.0.0.1:<port><path> on a thread
+/// of its own, until destroyed: each GET renders the route's body anew; a
+/// path it does not know is a 404 naming those it does. It serves any number
+/// of clients at once, keeps a connection open between requests when the
+/// client asks (as Prometheus does), and closes a connection that sends or
+/// takes nothing for `idle_timeout`. Destroying it closes every connection
+/// at once: a client never holds up the job's exit.
 class MetricsServer {
  public:
   /// Throws sluice::Error if the port cannot be bound. Port 0 picks a free one.
-  MetricsServer(unsigned short port, std::function<std::string()> render,
+  MetricsServer(unsigned short port, std::vector<HttpRoute> routes,
                 std::chrono::milliseconds idle_timeout = std::chrono::seconds(10));
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;

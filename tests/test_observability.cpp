@@ -11,6 +11,7 @@
 #include <boost/asio.hpp>
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <csignal>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -24,12 +25,12 @@ using namespace sluice;
 
 namespace {
 
-std::string http_get(unsigned short port) {
+std::string http_get(unsigned short port, const std::string& path = "/metrics") {
   boost::asio::io_context io;
   boost::asio::ip::tcp::socket socket(io);
   socket.connect({boost::asio::ip::make_address("127.0.0.1"), port});
   const std::string request =
-      "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+      "GET " + path + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
   boost::asio::write(socket, boost::asio::buffer(request));
   std::string response;
   boost::system::error_code ec;
@@ -94,11 +95,23 @@ bool has_responses(const std::string& text, size_t n) {
   return found >= n;
 }
 
+// A server of one route, /metrics, that renders `render`.
+std::vector<HttpRoute> metrics_route(std::function<std::string()> render) {
+  return {{"/metrics", "text/plain; version=0.0.4", std::move(render)}};
+}
+
+// The body of an HTTP response.
+std::string body_of(const std::string& response) {
+  const size_t end = response.find("\r\n\r\n");
+  return end == std::string::npos ? "" : response.substr(end + 4);
+}
+
 }  // namespace
 
 TEST_CASE("the metrics server serves several clients at once and closes them when it goes",
           "[cli]") {
-  auto server = std::make_unique<MetricsServer>(0, [] { return std::string("up 1\n# end\n"); });
+  auto server = std::make_unique<MetricsServer>(
+      0, metrics_route([] { return std::string("up 1\n# end\n"); }));
   // A client that connects and says nothing, as a keep-alive scraper between scrapes.
   Client idle(server->port());
   Client scraper(server->port());
@@ -116,8 +129,8 @@ TEST_CASE("the metrics server serves several clients at once and closes them whe
 }
 
 TEST_CASE("the metrics server closes a connection idle for longer than its timeout", "[cli]") {
-  MetricsServer server(
-      0, [] { return std::string("up 1\n"); }, std::chrono::milliseconds(50));
+  MetricsServer server(0, metrics_route([] { return std::string("up 1\n"); }),
+                       std::chrono::milliseconds(50));
   Client idle(server.port());
   CHECK(idle.read_to_close().empty());
   CHECK(idle.closed());
@@ -133,7 +146,7 @@ TEST_CASE("the metrics server serves Prometheus text over HTTP on loopback", "[c
                    {"gen.currentFetchEventTimeLag", 10}, {"gen.sourceIdleTime", 2500}};
   task.blocked_ns = 1'500'000'000;
   metrics.tasks.push_back(task);
-  MetricsServer server(0, [&] { return prometheus_text("demo", metrics); });
+  MetricsServer server(0, metrics_route([&] { return prometheus_text("demo", metrics); }));
   const std::string response = http_get(server.port());
   CHECK_THAT(response, Catch::StartsWith("HTTP/1.1 200"));
   CHECK_THAT(response, Catch::Contains("text/plain; version=0.0.4"));
@@ -166,6 +179,51 @@ TEST_CASE("the metrics server serves Prometheus text over HTTP on loopback", "[c
   }
   // A second scrape works too.
   CHECK_THAT(http_get(server.port()), Catch::Contains("sluice_checkpoints_total"));
+}
+
+TEST_CASE("the metrics server answers a path it does not serve with a 404 naming those it does",
+          "[cli]") {
+  MetricsServer server(0, {{"/metrics", "text/plain", [] { return std::string("up 1\n"); }},
+                           {"/api/job", "application/json", [] { return std::string("{}"); }}});
+  const std::string missing = http_get(server.port(), "/nothing");
+  CHECK_THAT(missing, Catch::StartsWith("HTTP/1.1 404"));
+  CHECK(body_of(missing) == "no page at /nothing; there are: /metrics /api/job\n");
+  const std::string json = http_get(server.port(), "/api/job?x=1");
+  CHECK_THAT(json, Catch::StartsWith("HTTP/1.1 200") && Catch::Contains("application/json"));
+  CHECK(body_of(json) == "{}");
+}
+
+TEST_CASE("sluice run serves the running job at /api/job as --metrics-file writes it at the end",
+          "[cli]") {
+  testing::TempDir dir;
+  const unsigned short port = static_cast<unsigned short>(testing::free_port());
+  const std::string file = (dir.path() / "metrics.json").string();
+  testing::BackgroundCommand job(std::string(SLUICE_CLI) +
+                                 " run example --set source.rows=0 --set source.rate=2000"
+                                 " --set checkpoint.interval=100ms --set metrics.port=" +
+                                 std::to_string(port) + " --set checkpoint.dir=" +
+                                 dir.path().string() + " --metrics-file " + file + " 2>&1");
+  REQUIRE(testing::wait_until([&] { return job.output().find("/api/job") != std::string::npos; }));
+  const auto read = [&] { return nlohmann::json::parse(body_of(http_get(port, "/api/job"))); };
+  const auto first = read();
+  // The counters rise while it runs.
+  REQUIRE(testing::wait_until([&] {
+    return read()["operators"][0]["records_out"] > first["operators"][0]["records_out"];
+  }));
+  const auto second = read();
+  CHECK(first["status"] == "running");
+  CHECK(second["duration_s"] > first["duration_s"]);
+  INFO(job.signal(SIGINT).output);
+  std::ifstream in(file);
+  const auto ended = nlohmann::json::parse(in);
+  CHECK(ended["status"] == "cancelled");
+  // The same fields and operators, so that what reads one reads the other.
+  for (const auto& [key, value] : ended.items()) CHECK(second.contains(key));
+  CHECK(second.size() == ended.size());
+  REQUIRE(second["operators"].size() == ended["operators"].size());
+  for (size_t i = 0; i < ended["operators"].size(); ++i) {
+    CHECK(second["operators"][i]["name"] == ended["operators"][i]["name"]);
+  }
 }
 
 TEST_CASE("sluice run --metrics-file writes the final metrics as JSON", "[cli]") {
