@@ -144,12 +144,16 @@ int run_job(const JobDefinition& job, const OptionTable& table, const JobArgs& a
   const std::string name = config.get_string("job.name");
   Executor executor(options);
   JobGraph graph(name);
+  std::optional<PhysicalPlan> plan;
   JobResult result;
   int signal = 0;
   {
     CancelOnSignal cancel_on_signal(executor);
     if (job.prepare) job.prepare(config, name, Executor::restore_point(options, name).has_value());
     build_graph(job, config, graph);
+    // What the executor will run, for the JSON; none for a graph that
+    // cannot run, whose run says why.
+    if (graph.validate().empty()) plan = build_plan(graph, options);
     std::unique_ptr<MetricsServer> server;
     if (const int64_t port = config.get_int("metrics.port"); port > 0) {
       const auto started = std::chrono::steady_clock::now();
@@ -159,7 +163,7 @@ int run_job(const JobDefinition& job, const OptionTable& table, const JobArgs& a
               {"/metrics", "text/plain; version=0.0.4",
                [&] { return prometheus_text(graph.name(), executor.metrics()); }},
               {"/api/job", "application/json", [&, started] {
-                 return running_metrics_json(graph, executor.metrics(),
+                 return running_metrics_json(graph, plan ? &*plan : nullptr, executor.metrics(),
                                              std::chrono::steady_clock::now() - started)
                      .dump();
                }}});
@@ -185,7 +189,7 @@ int run_job(const JobDefinition& job, const OptionTable& table, const JobArgs& a
   print_summary(graph, result);
   if (args.metrics_file) {
     std::ofstream out(*args.metrics_file);
-    out << metrics_json(graph, result).dump(2) << "\n";
+    out << metrics_json(graph, plan ? &*plan : nullptr, result).dump(2) << "\n";
     if (!out) spdlog::error("cannot write --metrics-file {}", *args.metrics_file);
   }
   const bool checks_passed = !job.report || job.report(config, result);

@@ -80,8 +80,27 @@ std::vector<OperatorTotals> operator_totals(const JobGraph& graph, const JobMetr
 
 namespace {
 
-// What a running and a finished job's JSON share: the counters.
-nlohmann::json counters_json(const JobGraph& graph, const JobMetrics& m) {
+nlohmann::json plan_json(const JobGraph& graph, const PhysicalPlan* plan) {
+  if (plan == nullptr) return nullptr;
+  nlohmann::json tasks = nlohmann::json::array();
+  for (size_t c = 0; c < plan->chains.size(); ++c) {
+    nlohmann::json operators = nlohmann::json::array();
+    for (int node : plan->chains[c].nodes) operators.push_back(graph.nodes()[node].name);
+    tasks.push_back({{"name", plan->chain_name(graph, static_cast<int>(c))},
+                     {"operators", operators},
+                     {"parallelism", plan->chains[c].parallelism}});
+  }
+  nlohmann::json edges = nlohmann::json::array();
+  for (const PlanEdge& edge : plan->edges) {
+    edges.push_back({{"from", edge.from_chain},
+                     {"to", edge.to_chain},
+                     {"partitioning", edge.partitioning_name()}});
+  }
+  return {{"tasks", tasks}, {"edges", edges}};
+}
+
+// What a running and a finished job's JSON share: the plan and the counters.
+nlohmann::json counters_json(const JobGraph& graph, const PhysicalPlan* plan, const JobMetrics& m) {
   nlohmann::json operators = nlohmann::json::array();
   for (const auto& t : operator_totals(graph, m)) {
     operators.push_back({{"name", t.name},
@@ -115,16 +134,15 @@ nlohmann::json counters_json(const JobGraph& graph, const JobMetrics& m) {
                            {"pause_s", seconds(c.pause)},
                            {"state_bytes", c.state_bytes}});
   }
-  return {{"flush_ticks_fired", m.ticks_fired},
-          {"operators", operators},
-          {"tasks", tasks},
-          {"checkpoints", checkpoints},
-          {"counters", counters}};
+  return {{"plan", plan_json(graph, plan)}, {"flush_ticks_fired", m.ticks_fired},
+          {"operators", operators},         {"tasks", tasks},
+          {"checkpoints", checkpoints},     {"counters", counters}};
 }
 
 }  // namespace
 
-nlohmann::json metrics_json(const JobGraph& graph, const JobResult& result) {
+nlohmann::json metrics_json(const JobGraph& graph, const PhysicalPlan* plan,
+                            const JobResult& result) {
   nlohmann::json json = {
       {"job", graph.name()},
       {"status", status_name(result.status)},
@@ -133,16 +151,17 @@ nlohmann::json metrics_json(const JobGraph& graph, const JobResult& result) {
       {"restarts", result.restarts},
       {"restored_from",
        result.restored_from ? nlohmann::json(*result.restored_from) : nlohmann::json()}};
-  json.update(counters_json(graph, result.metrics));
+  json.update(counters_json(graph, plan, result.metrics));
   return json;
 }
 
-nlohmann::json running_metrics_json(const JobGraph& graph, const JobMetrics& metrics,
+nlohmann::json running_metrics_json(const JobGraph& graph, const PhysicalPlan* plan,
+                                    const JobMetrics& metrics,
                                     std::chrono::nanoseconds running_for) {
   nlohmann::json json = {{"job", graph.name()}, {"status", "running"},
                          {"error", ""},         {"duration_s", seconds(running_for)},
                          {"restarts", nullptr}, {"restored_from", nullptr}};
-  json.update(counters_json(graph, metrics));
+  json.update(counters_json(graph, plan, metrics));
   return json;
 }
 

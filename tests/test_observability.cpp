@@ -220,6 +220,7 @@ TEST_CASE("sluice run serves the running job at /api/job as --metrics-file write
   // The same fields and operators, so that what reads one reads the other.
   for (const auto& [key, value] : ended.items()) CHECK(second.contains(key));
   CHECK(second.size() == ended.size());
+  CHECK(second["plan"] == ended["plan"]);
   REQUIRE(second["operators"].size() == ended["operators"].size());
   for (size_t i = 0; i < ended["operators"].size(); ++i) {
     CHECK(second["operators"][i]["name"] == ended["operators"][i]["name"]);
@@ -241,4 +242,12 @@ TEST_CASE("sluice run --metrics-file writes the final metrics as JSON", "[cli]")
   CHECK(json["operators"][0]["records_out"] == json["operators"][1]["records_in"]);
   CHECK(json["checkpoints"].size() >= 1);
   CHECK(json["checkpoints"].back()["final"] == true);
+  // The plan it ran, as `sluice describe aggregate` lists it.
+  const auto& plan = json["plan"];
+  REQUIRE(plan["tasks"].size() == 2);
+  CHECK(plan["tasks"][0]["name"] == "orders");
+  CHECK(plan["tasks"][1]["operators"] == nlohmann::json::array({"aggregate", "print"}));
+  CHECK(plan["tasks"][1]["parallelism"] == 1);
+  CHECK(plan["edges"] ==
+        nlohmann::json::array({{{"from", 0}, {"to", 1}, {"partitioning", "hash(customer)"}}}));
 }

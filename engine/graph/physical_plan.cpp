@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "sluice/engine/common/text.hpp"
+
 namespace sluice {
 namespace {
 
@@ -9,21 +11,6 @@ int parallelism_of(const NodeDef& node, const RuntimeOptions& options) {
   if (node.parallelism > 0) return node.parallelism;
   const int cap = node.kind == NodeKind::kSource ? node.source.max_parallelism : 0;
   return cap > 0 ? std::min(cap, options.parallelism) : options.parallelism;
-}
-
-std::string partitioning_name(const PlanEdge& edge) {
-  switch (edge.partitioning) {
-    case Partitioning::kForward:
-      return "forward";
-    case Partitioning::kRebalance:
-      return "rebalance";
-    case Partitioning::kHash: {
-      std::string keys;
-      for (const auto& k : edge.key_columns) keys += (keys.empty() ? "" : ", ") + k;
-      return "hash(" + keys + ")";
-    }
-  }
-  return "?";
 }
 
 }  // namespace
@@ -75,6 +62,18 @@ PhysicalPlan build_plan(const JobGraph& graph, const RuntimeOptions& options) {
   return plan;
 }
 
+std::string PlanEdge::partitioning_name() const {
+  switch (partitioning) {
+    case Partitioning::kForward:
+      return "forward";
+    case Partitioning::kRebalance:
+      return "rebalance";
+    case Partitioning::kHash:
+      return "hash(" + join(key_columns) + ")";
+  }
+  return "?";
+}
+
 std::string PhysicalPlan::chain_name(const JobGraph& graph, int chain) const {
   std::string name;
   for (int node : chains[chain].nodes)
@@ -90,7 +89,7 @@ std::string PhysicalPlan::describe(const JobGraph& graph) const {
   }
   for (const auto& edge : edges) {
     out += "edge: task " + std::to_string(edge.from_chain + 1) + " -> task " +
-           std::to_string(edge.to_chain + 1) + "  " + partitioning_name(edge) + "\n";
+           std::to_string(edge.to_chain + 1) + "  " + edge.partitioning_name() + "\n";
   }
   return out;
 }
@@ -103,7 +102,7 @@ std::string PhysicalPlan::dot(const JobGraph& graph) const {
   }
   for (const auto& edge : edges) {
     out += "  t" + std::to_string(edge.from_chain + 1) + " -> t" +
-           std::to_string(edge.to_chain + 1) + " [label=\"" + partitioning_name(edge) + "\"];\n";
+           std::to_string(edge.to_chain + 1) + " [label=\"" + edge.partitioning_name() + "\"];\n";
   }
   return out + "}\n";
 }

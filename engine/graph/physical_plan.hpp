@@ -24,6 +24,9 @@ struct PlanEdge {
   std::vector<std::string> key_columns;  ///< kHash only
   std::vector<size_t> key_indexes;       ///< the same, as indexes into the records
   std::vector<KeyImage> key_images;      ///< per key column, or empty (SinkDef::key_images)
+
+  /// "forward", "rebalance" or "hash(a, b)".
+  std::string partitioning_name() const;
 };
 
 /// How a graph runs: its chains (tasks) and the channels between them.
