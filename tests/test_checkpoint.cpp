@@ -110,9 +110,10 @@ struct PositionLog {
 };
 
 // Emits (k = i % 10, v = 1) for i from its saved position up to `rows`, its
-// position saved at every checkpoint. At `hold_at` it waits until it heard
-// of a completed checkpoint; after the rows it stays idle until it heard of
-// `idle_checkpoints`, then ends.
+// position saved at every checkpoint. At `hold_at` it waits until a
+// checkpoint taken there completed (one triggered before it got there, as on
+// a loaded machine, does not count); after the rows it stays idle until it
+// heard of `idle_checkpoints`, then ends.
 class PositionSource final : public Source {
  public:
   PositionSource(int64_t rows, int64_t hold_at, int idle_checkpoints,
@@ -126,7 +127,7 @@ class PositionSource final : public Source {
     log_->started_at.push_back(next_);
   }
   PollResult poll_next(Collector& out) override {
-    if (next_ == hold_at_ && completed_ == 0) return PollResult::kNothingAvailable;
+    if (next_ == hold_at_ && !released_) return PollResult::kNothingAvailable;
     if (next_ < rows_) {
       out.emit(Row(RowKind::kInsert, {Value(next_ % 10), Value(int64_t{1})}));
       ++next_;
@@ -135,9 +136,14 @@ class PositionSource final : public Source {
     return completed_ >= idle_checkpoints_ ? PollResult::kEndOfInput
                                            : PollResult::kNothingAvailable;
   }
-  void snapshot_state(int64_t) override { position_->set(next_); }
-  void notify_checkpoint_complete(int64_t) override {
+  void snapshot_state(int64_t id) override {
+    position_->set(next_);
+    if (next_ == hold_at_) held_checkpoint_ = id;
+  }
+  void notify_checkpoint_complete(int64_t id) override {
     ++completed_;
+    if (hold_at_ >= 0 && id != held_checkpoint_) return;
+    released_ = true;
     // Right here, before the next checkpoint's trigger is served: so that no
     // later checkpoint completes first.
     if (log_->fail_after_checkpoint.exchange(false)) {
@@ -153,6 +159,8 @@ class PositionSource final : public Source {
   std::optional<ValueState<int64_t>> position_;
   int64_t next_ = 0;
   int completed_ = 0;
+  std::optional<int64_t> held_checkpoint_;  // the checkpoint taken at hold_at_
+  bool released_ = false;
 };
 
 const Schema kKeyValue({{"k", DataType::bigint()}, {"v", DataType::bigint()}});
