@@ -624,6 +624,32 @@ TEST_CASE("a failure that would repeat is not restarted; a transient one is", "[
   }
 }
 
+TEST_CASE("a running job's metrics count the restarts so far", "[engine]") {
+  JobGraph graph("restarts");
+  DatagenOptions gen;
+  gen.rows = 1000;
+  RuntimeOptions options = with_flush(0ms);
+  options.restart_attempts = 1;
+  options.restart_delay = 1ms;
+  Executor executor(options);
+  std::atomic<int> seen{0};
+  std::optional<int> restarts_seen;
+  graph.source("gen", datagen_source(gen))
+      .map("check",
+           [&](Row&& row) {
+             const int n = ++seen;
+             if (n == 100) throw std::runtime_error("connection lost");  // the first attempt
+             if (n == 150) restarts_seen = executor.metrics().restarts;  // the second
+             return std::move(row);
+           })
+      .sink("out", blackhole_sink());
+  const JobResult result = executor.run(graph);
+  REQUIRE(result.finished());
+  CHECK(restarts_seen == 1);
+  CHECK(result.metrics.restarts == 1);
+  CHECK(executor.metrics().restarts == 0);  // between runs: nothing runs
+}
+
 TEST_CASE("cancel runs the sink's cancel action, which unblocks a write waiting outside the engine",
           "[engine]") {
   // A sink whose write blocks until its cancel action releases it, as a

@@ -89,6 +89,7 @@ void CheckpointCoordinator::trigger() {
   checkpoint.id = next_id_++;
   checkpoint.final = sources_ended_ == sources_;
   checkpoint.started = Clock::now();
+  checkpoint.triggered = std::chrono::system_clock::now();
   checkpoint.acked.assign(tasks_.size(), false);
   checkpoint.pending = tasks_.size();
   in_flight_ = std::move(checkpoint);
@@ -174,7 +175,7 @@ void CheckpointCoordinator::record(const InFlight& checkpoint, bool completed,
                                    uint64_t state_bytes) {
   std::lock_guard<std::mutex> lock(stats_mutex_);
   stats_.push_back({checkpoint.id, completed, checkpoint.final, Clock::now() - checkpoint.started,
-                    checkpoint.alignment, checkpoint.pause, state_bytes});
+                    checkpoint.alignment, checkpoint.pause, state_bytes, checkpoint.triggered});
 }
 
 template <typename F>

@@ -55,6 +55,7 @@ class CheckpointCoordinator final : public CheckpointAcknowledger {
     int64_t id = 0;
     bool final = false;
     Clock::time_point started;
+    std::chrono::system_clock::time_point triggered;  // the same instant, as a date
     std::vector<bool> acked;
     size_t pending = 0;
     std::vector<SubtaskState> states;

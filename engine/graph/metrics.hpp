@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,13 +61,16 @@ struct CheckpointStats {
   std::chrono::nanoseconds alignment{0};  ///< the longest a task waited for barriers
   std::chrono::nanoseconds pause{0};      ///< the longest a task stopped processing to snapshot
   uint64_t state_bytes = 0;
+  std::chrono::system_clock::time_point triggered{};  ///< when the coordinator triggered it
 };
 
 /// Counters of a whole job.
 struct JobMetrics {
   std::vector<TaskSnapshot> tasks;
-  uint64_t ticks_fired = 0;  ///< flush ticks the engine timer fired
-  std::vector<CheckpointStats> checkpoints;
+  uint64_t ticks_fired = 0;                  ///< flush ticks the engine timer fired
+  std::vector<CheckpointStats> checkpoints;  ///< of every attempt, in order
+  int restarts = 0;                          ///< attempts before the one running
+  std::optional<int64_t> restored_from;      ///< the checkpoint the run started from
 
   size_t checkpoints_completed() const;
   size_t checkpoints_aborted() const;

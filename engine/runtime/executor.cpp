@@ -174,7 +174,13 @@ void Executor::cancel() {
 
 JobMetrics Executor::metrics() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return attempt_ ? attempt_->metrics() : JobMetrics{};
+  if (!attempt_) return {};
+  JobMetrics m = attempt_->metrics();
+  m.checkpoints.insert(m.checkpoints.begin(), earlier_checkpoints_.begin(),
+                       earlier_checkpoints_.end());
+  m.restarts = restarts_;
+  m.restored_from = started_from_;
+  return m;
 }
 
 std::optional<int64_t> Executor::restore_point(const RuntimeOptions& options,
@@ -225,8 +231,14 @@ JobResult Executor::run_attempts(const JobGraph& graph) {
     spdlog::info("job {}: resuming from checkpoint {}", graph.name(), *started_from);
   }
   std::optional<int64_t> restore = started_from;
-
   std::vector<CheckpointStats> checkpoints;
+  const auto show = [&](int restarts) {
+    std::lock_guard<std::mutex> guard(mutex_);
+    earlier_checkpoints_ = checkpoints;
+    restarts_ = restarts;
+    started_from_ = started_from;
+  };
+  show(0);
   std::vector<std::optional<int64_t>> restored;
   JobResult result;
   for (int attempt = 0;; ++attempt) {
@@ -237,6 +249,7 @@ JobResult Executor::run_attempts(const JobGraph& graph) {
                        last.metrics.checkpoints.end());
     last.restarts = attempt;
     result = std::move(last);
+    show(attempt + 1);
     if (result.status != JobResult::Status::kFailed || attempt >= options_.restart_attempts ||
         cancel_requested_) {
       break;
@@ -269,6 +282,8 @@ JobResult Executor::run_attempts(const JobGraph& graph) {
   result.restored_from = started_from;
   result.attempts_restored = std::move(restored);
   result.metrics.checkpoints = std::move(checkpoints);
+  result.metrics.restarts = result.restarts;
+  result.metrics.restored_from = started_from;
   result.duration = std::chrono::steady_clock::now() - started;
   storage.clear_work();
   return result;

@@ -68,7 +68,8 @@ class Executor {
 
   /// Asks the run in progress to stop; run() then returns kCancelled.
   void cancel();
-  /// The counters of the attempt in progress (empty between runs).
+  /// The counters of the attempt in progress, with the checkpoints of the
+  /// run's earlier attempts (empty between runs).
   JobMetrics metrics() const;
 
   const RuntimeOptions& options() const { return options_; }
@@ -83,6 +84,10 @@ class Executor {
   RuntimeOptions options_;
   mutable std::mutex mutex_;
   Attempt* attempt_ = nullptr;
+  // Of the run in progress, guarded by mutex_: what its earlier attempts did.
+  std::vector<CheckpointStats> earlier_checkpoints_;
+  int restarts_ = 0;
+  std::optional<int64_t> started_from_;
   std::atomic<bool> cancel_requested_{false};
 };
 
