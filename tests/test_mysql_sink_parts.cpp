@@ -243,9 +243,11 @@ TEST_CASE("buffer and writer leave the table as the changes applied in order", "
 namespace {
 
 struct CommitterCounters {
-  Counter prepared, committed, recovered, rolled_back, transactions;
+  Counter prepared, committed, recovered, rolled_back, transactions, prepared_checkpoint,
+      committed_checkpoint;
   XaCommitter::Counters pointers() {
-    return {&prepared, &committed, &recovered, &rolled_back, &transactions};
+    return {&prepared,     &committed,           &recovered,           &rolled_back,
+            &transactions, &prepared_checkpoint, &committed_checkpoint};
   }
 };
 
@@ -283,6 +285,8 @@ TEST_CASE(
   f.committer.recover({}, server.connect());  // c1
   write_rows(f.committer, {1});
   f.committer.prepare(1);
+  CHECK(f.counters.prepared_checkpoint.get() == 1);  // what the job's page shows
+  CHECK(f.counters.committed_checkpoint.get() == 0);
   write_rows(f.committer, {2});  // checkpoint 1 is prepared: a second connection
   CHECK(server.calls("XA START").size() == 2);
   CHECK(server.calls("XA START")[1].starts_with("c2 "));
@@ -290,6 +294,8 @@ TEST_CASE(
   CHECK(server.calls("c2 SET SESSION innodb_lock_wait_timeout = 1").size() == 1);
   CHECK(server.table.empty());
   f.committer.commit_up_to(1);
+  CHECK(f.counters.prepared_checkpoint.get() == 0);
+  CHECK(f.counters.committed_checkpoint.get() == 1);
   CHECK(server.calls("XA COMMIT")[0].starts_with("c1 "));
   CHECK(contents(server.table) == std::vector<std::string>{"1=1"});
   f.committer.prepare(2);
@@ -316,6 +322,8 @@ TEST_CASE("an aborted checkpoint's transaction is rolled back and hands back its
   f.committer.prepare(1);
   write_rows(f.committer, {4});
   const std::vector<Row> again = f.committer.roll_back_up_to(1);
+  CHECK(f.counters.prepared_checkpoint.get() == 0);
+  CHECK(f.counters.committed_checkpoint.get() == 0);
   REQUIRE(again.size() == 2);
   CHECK(again[0].fields[0].as_bigint() == 5);
   CHECK(again[1].fields[0].as_bigint() == 3);

@@ -225,6 +225,10 @@ class MySqlCdcSource final : public Source {
     fetch_lag_ = &context.counter("currentFetchEventTimeLag");
     emit_lag_ = &context.counter("currentEmitEventTimeLag");
     idle_time_ = &context.counter("sourceIdleTime");
+    phase_gauge_ = &context.counter("phase");
+    binlog_file_ = &context.counter("binlog-file");
+    binlog_offset_ = &context.counter("binlog-offset");
+    context_ = &context;
     if (options_.server_id == 0) {
       const SubtaskInfo& info = context.subtask();
       options_.server_id = claim_server_id(info.job_name + "/" + info.operator_name);
@@ -285,6 +289,7 @@ class MySqlCdcSource final : public Source {
   PollResult poll_next(Collector& out) override {
     for (auto& restored : restored_columns_) out.change_schema(std::move(restored));
     restored_columns_.clear();
+    phase_gauge_->set(phase_ == Phase::kSnapshot ? 1 : 2);
     if (phase_ == Phase::kSnapshot) {
       if (!snapshot_) start_snapshot(out);
       if (start_held_) return PollResult::kNothingAvailable;
@@ -592,6 +597,10 @@ class MySqlCdcSource final : public Source {
   // event came, how long after the server wrote it; when a change went
   // out, likewise; how long since one did.
   void report_lag(const BinlogReader& reader, bool emitted) {
+    if (const std::optional<int64_t> packed = resume_->position.packed()) {
+      binlog_file_->set(static_cast<uint64_t>(*packed) >> 32);
+      binlog_offset_->set(static_cast<uint64_t>(*packed) & 0xffffffffU);
+    }
     const auto now = std::chrono::system_clock::now();
     if (reader.last_event_time() != last_fetched_) {
       last_fetched_ = reader.last_event_time();
@@ -645,6 +654,7 @@ class MySqlCdcSource final : public Source {
       throw ConfigError("the server gives no binlog_snapshot_file: is its binlog on?");
     const BinlogPosition at{file, offset};
     spdlog::info("mysql-cdc {}: snapshot at binlog {}", names_, at.to_string());
+    estimate_snapshot();
     if (!resume_) {
       resume_ = BinlogResume{.position = at};
       if (several_) {
@@ -666,6 +676,57 @@ class MySqlCdcSource final : public Source {
     }
     catch_up_ = make_reader(binlog_tables_, several_, std::move(unread));
     catch_up_->stop_at(at);
+  }
+
+  // Per table of the snapshot, the rows read of those the server estimates
+  // (information_schema's TABLE_ROWS, InnoDB's guess from a sample), as
+  // gauges "snapshot-rows-read.<db>.<table>" and
+  // "snapshot-rows-estimated.<db>.<table>" that the job's page and
+  // progress line show. A table read to its end has its count as estimate;
+  // a resumed snapshot counts the rows of a table it had begun from where
+  // it resumes.
+  struct TableProgress {
+    Counter* read = nullptr;
+    Counter* estimated = nullptr;
+  };
+  TableProgress& progress_of(size_t table) {
+    auto it = progress_.find(table);
+    if (it == progress_.end()) {
+      const std::string name = name_of(binlog_tables_[table]);
+      it = progress_
+               .emplace(table, TableProgress{&context_->counter("snapshot-rows-read." + name),
+                                             &context_->counter("snapshot-rows-estimated." + name)})
+               .first;
+    }
+    return it->second;
+  }
+
+  void estimate_snapshot() {
+    std::string tables;
+    for (size_t p = 0; p < snapshot_order_.size(); ++p) {
+      const CapturedTable& t = binlog_tables_[snapshot_order_[p]];
+      tables += (tables.empty() ? "(" : ", (") + snapshot_->quote(t.database) + ", " +
+                snapshot_->quote(t.table) + ")";
+    }
+    if (tables.empty()) return;
+    std::map<std::string, uint64_t> rows;
+    for (const auto& row : snapshot_->query(
+             "SELECT TABLE_SCHEMA, TABLE_NAME, TABLE_ROWS FROM information_schema.TABLES WHERE "
+             "(TABLE_SCHEMA, TABLE_NAME) IN (" +
+             tables + ")")) {
+      rows[row.at(0).value_or("") + "." + row.at(1).value_or("")] =
+          std::stoull(row.at(2).value_or("0"));
+    }
+    for (size_t p = 0; p < snapshot_order_.size(); ++p) {
+      TableProgress& progress = progress_of(snapshot_order_[p]);
+      const uint64_t estimate = rows[name_of(binlog_tables_[snapshot_order_[p]])];
+      if (p >= table_index_) {
+        progress.estimated->set(estimate);
+      } else if (progress.read->get() == 0) {  // read to its end before a restore
+        progress.read->set(estimate);
+        progress.estimated->set(estimate);
+      }
+    }
   }
 
   // The tables of `matched` the job was not built with (made since).
@@ -1036,6 +1097,7 @@ class MySqlCdcSource final : public Source {
         }
         if (position) batch.set_position(at, *position | kSnapshotRow);
       }
+      progress_of(reading()).read->add(rows);
     } catch (const MySqlError& e) {
       // An ALTER TABLE after the snapshot's position: the table's rows in
       // it are gone or of other columns. A new snapshot, and the binlog
@@ -1061,6 +1123,10 @@ class MySqlCdcSource final : public Source {
 
   // The next table of the snapshot; the binlog after the last.
   void next_table() {
+    if (table_index_ < snapshot_order_.size()) {
+      TableProgress& progress = progress_of(reading());
+      progress.estimated->set(progress.read->get());
+    }
     last_key_.clear();
     if (++table_index_ < snapshot_order_.size()) return;  // in the same snapshot
     end_snapshot();
@@ -1107,6 +1173,11 @@ class MySqlCdcSource final : public Source {
   Counter* fetch_lag_ = nullptr;
   Counter* emit_lag_ = nullptr;
   Counter* idle_time_ = nullptr;
+  Counter* phase_gauge_ = nullptr;  // 1: the snapshot, 2: the binlog
+  Counter* binlog_file_ = nullptr;  // the binlog position read to: the file's number
+  Counter* binlog_offset_ = nullptr;
+  std::map<size_t, TableProgress> progress_;  // per table of binlog_tables_
+  OperatorContext* context_ = nullptr;
   std::chrono::system_clock::time_point last_emit_{};
   std::chrono::system_clock::time_point last_fetched_{};
   bool checkpoints_ = false;          // the job takes checkpoints

@@ -150,7 +150,9 @@ class MySqlSink final : public Sink {
                               .committed = &context.counter("xa.committed"),
                               .recovered = &context.counter("xa.recovered"),
                               .rolled_back = &context.counter("xa.rolled-back"),
-                              .transactions = &context.counter("transactions")});
+                              .transactions = &context.counter("transactions"),
+                              .prepared_checkpoint = &context.counter("xa.prepared-checkpoint"),
+                              .committed_checkpoint = &context.counter("xa.committed-checkpoint")});
     delivery->recover(std::move(connection), buffer_);
     delivery_ = std::move(delivery);
   }

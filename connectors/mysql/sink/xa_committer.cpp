@@ -176,6 +176,7 @@ void XaCommitter::prepare(int64_t checkpoint) {
   open_->checkpoint = checkpoint;
   prepared_.push_back(std::move(*open_));
   open_.reset();
+  counters_.prepared_checkpoint->set(static_cast<uint64_t>(checkpoint));
 }
 
 void XaCommitter::commit_up_to(int64_t checkpoint) {
@@ -198,8 +199,10 @@ void XaCommitter::commit_up_to(int64_t checkpoint) {
     fault_point("after-commit", subtask_);
     counters_.committed->add(1);
     counters_.transactions->add(1);
+    counters_.committed_checkpoint->set(static_cast<uint64_t>(t.checkpoint));
     prepared_.pop_front();
   }
+  if (prepared_.empty()) counters_.prepared_checkpoint->set(0);
   last_completed_ = checkpoint;
 }
 
@@ -224,6 +227,7 @@ std::vector<Row> XaCommitter::roll_back_up_to(int64_t checkpoint) {
     std::move(t.rows.begin(), t.rows.end(), std::back_inserter(again));
     prepared_.pop_front();
   }
+  if (prepared_.empty()) counters_.prepared_checkpoint->set(0);
   return again;
 }
 

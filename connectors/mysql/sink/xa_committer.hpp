@@ -69,6 +69,10 @@ class XaCommitter {
     Counter* recovered = nullptr;
     Counter* rolled_back = nullptr;
     Counter* transactions = nullptr;
+    /// Gauges: the checkpoint of the newest transaction prepared and not
+    /// yet committed (0: none), and of the last one committed.
+    Counter* prepared_checkpoint = nullptr;
+    Counter* committed_checkpoint = nullptr;
   };
 
   /// A transaction and the rows it wrote, in order: written again if it is
