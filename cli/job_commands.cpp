@@ -1,11 +1,16 @@
 #include "sluice/cli/job_commands.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <thread>
@@ -84,12 +89,50 @@ class CancelOnSignal {
   std::thread thread_;
 };
 
+// The job page's address as seen from this machine.
+std::string page_url(const std::string& bind, unsigned short port) {
+  std::string host = bind == "0.0.0.0" || bind == "::" ? "127.0.0.1" : bind;
+  if (host.find(':') != std::string::npos) host = "[" + host + "]";
+  return "http://" + host + ":" + std::to_string(port) + "/";
+}
+
+// Asks the desktop to open `url` (xdg-open), without waiting for it.
+void open_in_browser(const std::string& url) {
+  posix_spawn_file_actions_t quiet;
+  posix_spawn_file_actions_init(&quiet);
+  posix_spawn_file_actions_addopen(&quiet, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&quiet, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  // Without the signals this thread blocks (see CancelOnSignal).
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK);
+  char program[] = "xdg-open";
+  std::string target = url;
+  char* argv[] = {program, target.data(), nullptr};
+  pid_t pid = 0;
+  const int failed = posix_spawnp(&pid, program, &quiet, &attributes, argv, environ);
+  posix_spawnattr_destroy(&attributes);
+  posix_spawn_file_actions_destroy(&quiet);
+  if (failed != 0) {
+    spdlog::warn("--open: cannot start xdg-open ({}); open {} in a browser", std::strerror(failed),
+                 url);
+    return;
+  }
+  // Reaped when it exits, so that it leaves no zombie behind.
+  std::thread([pid] { waitpid(pid, nullptr, 0); }).detach();
+}
+
 }  // namespace
 
 void add_run_args(CLI::App& command, JobArgs& args) {
   add_config_args(command, args);
   command.add_option("--metrics-file", args.metrics_file,
                      "write the final metrics as JSON to this file");
+  command.add_flag("--open", args.open,
+                   "open the job's page in a browser (on metrics.port, or a free port if it is 0)");
 }
 
 void add_describe_args(CLI::App& command, JobArgs& args) {
@@ -105,8 +148,13 @@ std::vector<OptionSpec> run_option_specs() {
       {.key = "metrics.port",
        .type = OptionType::kInteger,
        .default_value = "0",
-       .doc = "serve the job's metrics on this loopback port: Prometheus text at /metrics, JSON at "
-              "/api/job; 0 = off"}};
+       .doc = "serve the running job on this port: its page at /, JSON at /api/job, Prometheus "
+              "text at /metrics; 0 = off"},
+      {.key = "metrics.bind",
+       .type = OptionType::kString,
+       .default_value = "127.0.0.1",
+       .doc = "the address metrics.port listens on: this machine only by default; 0.0.0.0 (or ::) "
+              "for every network the machine is on"}};
 }
 
 int describe_job(const JobDefinition& job, const OptionTable& table, const JobArgs& args) {
@@ -155,20 +203,15 @@ int run_job(const JobDefinition& job, const OptionTable& table, const JobArgs& a
     // cannot run, whose run says why.
     if (graph.validate().empty()) plan = build_plan(graph, options);
     std::unique_ptr<MetricsServer> server;
-    if (const int64_t port = config.get_int("metrics.port"); port > 0) {
-      const auto started = std::chrono::steady_clock::now();
-      server = std::make_unique<MetricsServer>(
-          static_cast<unsigned short>(port),
-          std::vector<HttpRoute>{
-              {"/metrics", "text/plain; version=0.0.4",
-               [&] { return prometheus_text(graph.name(), executor.metrics()); }},
-              {"/api/job", "application/json", [&, started] {
-                 return running_metrics_json(graph, plan ? &*plan : nullptr, executor.metrics(),
-                                             std::chrono::steady_clock::now() - started)
-                     .dump();
-               }}});
-      spdlog::info("metrics at http://127.0.0.1:{}/metrics, the job as JSON at /api/job",
-                   server->port());
+    if (const int64_t port = config.get_int("metrics.port"); port > 0 || args.open) {
+      const std::string bind = config.get_string("metrics.bind");
+      server =
+          std::make_unique<MetricsServer>(bind, static_cast<unsigned short>(port),
+                                          job_routes(graph, plan ? &*plan : nullptr, executor));
+      const std::string url = page_url(bind, server->port());
+      spdlog::info("the job's page: {} (JSON at {}api/job, Prometheus text at {}metrics)", url, url,
+                   url);
+      if (args.open) open_in_browser(url);
     }
     ProgressLine progress(executor, graph);
     // A signal while the job was being set up: it never starts.

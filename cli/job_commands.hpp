@@ -20,16 +20,17 @@ struct JobArgs {
   std::vector<std::string> sets;
   std::optional<std::string> config_file;
   std::optional<std::string> metrics_file;  // run
+  bool open = false;                        // run: open the job's page in a browser
   bool dot = false;                         // describe
   std::string as;                           // describe
 };
 
-/// Adds --set, --config and --metrics-file to `command`.
+/// Adds --set, --config, --metrics-file and --open to `command`.
 void add_run_args(CLI::App& command, JobArgs& args);
 /// Adds --set, --config, --dot and --as to `command`.
 void add_describe_args(CLI::App& command, JobArgs& args);
 
-/// What `metrics.port` and the other keys that `run` itself reads are.
+/// What `metrics.port`, `metrics.bind` and the other keys that `run` itself reads are.
 std::vector<OptionSpec> run_option_specs();
 
 /// Prints the graph of `job` and its options in `table`, also when the

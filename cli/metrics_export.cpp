@@ -3,12 +3,27 @@
 #include <map>
 #include <optional>
 
+#include "sluice/cli/job_page.hpp"
 #include "sluice/engine/graph/node_def.hpp"
 
 namespace sluice {
 namespace {
 
 double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
+
+// "2026-12-06T09:44:48.123Z"; null for a time never set.
+nlohmann::json utc_time(std::chrono::system_clock::time_point t) {
+  if (t.time_since_epoch().count() == 0) return nullptr;
+  const auto ms = std::chrono::floor<std::chrono::milliseconds>(t);
+  const std::time_t whole = std::chrono::system_clock::to_time_t(ms);
+  std::tm tm{};
+  gmtime_r(&whole, &tm);
+  char text[40];
+  const size_t n = std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &tm);
+  std::snprintf(text + n, sizeof(text) - n, ".%03dZ",
+                static_cast<int>(ms.time_since_epoch().count() % 1000));
+  return text;
+}
 
 const char* status_name(JobResult::Status status) {
   switch (status) {
@@ -99,8 +114,10 @@ nlohmann::json plan_json(const JobGraph& graph, const PhysicalPlan* plan) {
   return {{"tasks", tasks}, {"edges", edges}};
 }
 
-// What a running and a finished job's JSON share: the plan and the counters.
-nlohmann::json counters_json(const JobGraph& graph, const PhysicalPlan* plan, const JobMetrics& m) {
+// What a running and a finished job's JSON share: the plan and the
+// counters, and the last `last_checkpoints` checkpoints.
+nlohmann::json counters_json(const JobGraph& graph, const PhysicalPlan* plan, const JobMetrics& m,
+                             size_t last_checkpoints) {
   nlohmann::json operators = nlohmann::json::array();
   for (const auto& t : operator_totals(graph, m)) {
     operators.push_back({{"name", t.name},
@@ -125,8 +142,11 @@ nlohmann::json counters_json(const JobGraph& graph, const PhysicalPlan* plan, co
     for (const auto& [name, value] : t.counters) counters[name] += value;
   }
   nlohmann::json checkpoints = nlohmann::json::array();
-  for (const auto& c : m.checkpoints) {
+  const size_t first = m.checkpoints.size() - std::min(m.checkpoints.size(), last_checkpoints);
+  for (size_t i = first; i < m.checkpoints.size(); ++i) {
+    const CheckpointStats& c = m.checkpoints[i];
     checkpoints.push_back({{"id", c.id},
+                           {"triggered", utc_time(c.triggered)},
                            {"completed", c.completed},
                            {"final", c.final},
                            {"duration_s", seconds(c.duration)},
@@ -134,9 +154,14 @@ nlohmann::json counters_json(const JobGraph& graph, const PhysicalPlan* plan, co
                            {"pause_s", seconds(c.pause)},
                            {"state_bytes", c.state_bytes}});
   }
-  return {{"plan", plan_json(graph, plan)}, {"flush_ticks_fired", m.ticks_fired},
-          {"operators", operators},         {"tasks", tasks},
-          {"checkpoints", checkpoints},     {"counters", counters}};
+  return {{"plan", plan_json(graph, plan)},
+          {"flush_ticks_fired", m.ticks_fired},
+          {"operators", operators},
+          {"tasks", tasks},
+          {"checkpoints_completed", m.checkpoints_completed()},
+          {"checkpoints_aborted", m.checkpoints_aborted()},
+          {"checkpoints", checkpoints},
+          {"counters", counters}};
 }
 
 }  // namespace
@@ -151,17 +176,22 @@ nlohmann::json metrics_json(const JobGraph& graph, const PhysicalPlan* plan,
       {"restarts", result.restarts},
       {"restored_from",
        result.restored_from ? nlohmann::json(*result.restored_from) : nlohmann::json()}};
-  json.update(counters_json(graph, plan, result.metrics));
+  json.update(counters_json(graph, plan, result.metrics, result.metrics.checkpoints.size()));
   return json;
 }
 
 nlohmann::json running_metrics_json(const JobGraph& graph, const PhysicalPlan* plan,
                                     const JobMetrics& metrics,
                                     std::chrono::nanoseconds running_for) {
-  nlohmann::json json = {{"job", graph.name()}, {"status", "running"},
-                         {"error", ""},         {"duration_s", seconds(running_for)},
-                         {"restarts", nullptr}, {"restored_from", nullptr}};
-  json.update(counters_json(graph, plan, metrics));
+  nlohmann::json json = {
+      {"job", graph.name()},
+      {"status", "running"},
+      {"error", ""},
+      {"duration_s", seconds(running_for)},
+      {"restarts", metrics.restarts},
+      {"restored_from",
+       metrics.restored_from ? nlohmann::json(*metrics.restored_from) : nlohmann::json()}};
+  json.update(counters_json(graph, plan, metrics, kRunningCheckpoints));
   return json;
 }
 
@@ -258,6 +288,20 @@ std::string prometheus_text(const std::string& job, const JobMetrics& m) {
     }
   }
   return out;
+}
+
+std::vector<HttpRoute> job_routes(const JobGraph& graph, const PhysicalPlan* plan,
+                                  const Executor& executor) {
+  const auto started = std::chrono::steady_clock::now();
+  return {{"/", "text/html; charset=utf-8", [] { return std::string(job_page()); }},
+          {"/api/job", "application/json",
+           [&graph, plan, &executor, started] {
+             return running_metrics_json(graph, plan, executor.metrics(),
+                                         std::chrono::steady_clock::now() - started)
+                 .dump();
+           }},
+          {"/metrics", "text/plain; version=0.0.4",
+           [&graph, &executor] { return prometheus_text(graph.name(), executor.metrics()); }}};
 }
 
 }  // namespace sluice

@@ -48,7 +48,12 @@ class Session : public std::enable_shared_from_this<Session> {
     path = path.substr(0, path.find('?'));
     const auto route = std::find_if(state_.routes.begin(), state_.routes.end(),
                                     [&](const HttpRoute& r) { return r.path == path; });
-    if (route != state_.routes.end()) {
+    if (request_.method() != http::verb::get) {
+      response_ = {http::status::method_not_allowed, request_.version()};
+      response_.set(http::field::allow, "GET");
+      response_.set(http::field::content_type, "text/plain");
+      response_.body() = "this server only shows: GET\n";
+    } else if (route != state_.routes.end()) {
       response_ = {http::status::ok, request_.version()};
       response_.set(http::field::content_type, route->content_type);
       response_.body() = route->render();
@@ -93,18 +98,23 @@ void accept(ServerState& state) {
 
 struct MetricsServer::State : ServerState {};
 
-MetricsServer::MetricsServer(unsigned short port, std::vector<HttpRoute> routes,
-                             std::chrono::milliseconds idle_timeout)
+MetricsServer::MetricsServer(const std::string& address, unsigned short port,
+                             std::vector<HttpRoute> routes, std::chrono::milliseconds idle_timeout)
     : state_(std::make_unique<State>()) {
   state_->routes = std::move(routes);
   state_->idle_timeout = idle_timeout;
   beast::error_code ec;
-  const asio::ip::tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), port);
+  const asio::ip::address ip = asio::ip::make_address(address, ec);
+  if (ec) throw ConfigError("metrics.bind '" + address + "' is not an IP address");
+  const asio::ip::tcp::endpoint endpoint(ip, port);
   state_->acceptor.open(endpoint.protocol(), ec);
   if (!ec) state_->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) state_->acceptor.bind(endpoint, ec);
   if (!ec) state_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) throw Error("metrics.port " + std::to_string(port) + ": cannot listen: " + ec.message());
+  if (ec) {
+    throw ConfigError("metrics.port " + std::to_string(port) + " on " + address +
+                      ": cannot listen: " + ec.message());
+  }
   port_ = state_->acceptor.local_endpoint().port();
   accept(*state_);
   thread_ = std::thread([state = state_.get()] { state->io.run(); });

@@ -73,6 +73,39 @@ std::string rate(double per_second) {
 
 }  // namespace
 
+std::optional<SnapshotProgress> snapshot_progress(const JobMetrics& m) {
+  bool reading = false;
+  SnapshotProgress progress;
+  uint64_t estimated = 0;
+  for (const auto& task : m.tasks) {
+    for (const auto& [name, value] : task.counters) {
+      if (name.ends_with(".phase") && value == 1) reading = true;
+      if (name.find(".snapshot-rows-read.") != std::string::npos) progress.read += value;
+      if (name.find(".snapshot-rows-estimated.") != std::string::npos) estimated += value;
+    }
+  }
+  if (!reading) return std::nullopt;
+  progress.estimated = std::max(estimated, progress.read);
+  return progress;
+}
+
+std::string snapshot_bar(const SnapshotProgress& progress, double rows_per_second) {
+  constexpr int kWidth = 20;
+  const double share = progress.estimated ? static_cast<double>(progress.read) /
+                                                static_cast<double>(progress.estimated)
+                                          : 0;
+  const int full = static_cast<int>(share * kWidth);
+  char text[64];
+  std::snprintf(text, sizeof(text), "] %3d%%", static_cast<int>(share * 100));
+  std::string out = "snapshot [" + std::string(full, '#') + std::string(kWidth - full, '-') + text;
+  if (rows_per_second > 0) {
+    std::snprintf(text, sizeof(text), " ETA %.0f s",
+                  static_cast<double>(progress.estimated - progress.read) / rows_per_second);
+    out += text;
+  }
+  return out;
+}
+
 ProgressCounts progress_counts(const JobGraph& graph, const JobMetrics& m) {
   ProgressCounts counts;
   uint64_t received = 0;
@@ -111,12 +144,15 @@ void ProgressLine::run() {
   Totals last;
   auto last_time = started;
   auto last_flush = started;
+  // Where the snapshot's rate is measured from: when it had read its first rows.
+  std::optional<std::pair<Clock::time_point, uint64_t>> snapshot_from;
   while (!done_) {
     for (int i = 0; i < 10 && !done_; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     if (done_) return;
     const auto now = Clock::now();
-    const Totals t = totals(graph_, executor_.metrics());
+    const JobMetrics metrics = executor_.metrics();
+    const Totals t = totals(graph_, metrics);
     const double dt = std::chrono::duration<double>(now - last_time).count();
     if (t.flushes != last.flushes) last_flush = now;
     const double busy = dt * static_cast<double>(std::max<size_t>(t.tasks, 1));
@@ -130,7 +166,14 @@ void ProgressLine::run() {
                  rate((t.records.out - std::min(t.records.out, last.records.out)) / dt).c_str(),
                  t.checkpoints, std::chrono::duration<double>(now - last_flush).count(),
                  100 * blocked / busy);
-    if (const auto lag = source_lag(executor_.metrics())) {
+    if (const auto snapshot = snapshot_progress(metrics)) {
+      if (!snapshot_from && snapshot->read > 0) snapshot_from.emplace(now, snapshot->read);
+      const double seconds =
+          snapshot_from ? std::chrono::duration<double>(now - snapshot_from->first).count() : 0;
+      const double per_second =
+          seconds > 0 ? static_cast<double>(snapshot->read - snapshot_from->second) / seconds : 0;
+      std::fprintf(out_, " | %s", snapshot_bar(*snapshot, per_second).c_str());
+    } else if (const auto lag = source_lag(metrics)) {
       std::fprintf(out_, " | lag %.1f s", static_cast<double>(lag->emit) / 1000);
     }
     std::fflush(out_);

@@ -124,8 +124,9 @@ TEST_CASE("sluice run writes the rows on stdout and its summary and logs on stde
                              std::to_string(sluice::testing::free_port()) +
                              " --set checkpoint.dir=" + dir.path().string();
   CHECK_THAT(run_command("(" + logged + " 2>&1 >/dev/null)").output,
-             Catch::Contains("info metrics at http://"));
-  CHECK_THAT(run_command("(" + logged + " 2>/dev/null)").output, !Catch::Contains("metrics at"));
+             Catch::Contains("info the job's page: http://"));
+  CHECK_THAT(run_command("(" + logged + " 2>/dev/null)").output,
+             !Catch::Contains("the job's page"));
 }
 
 TEST_CASE("an unknown key or a bad value exits 2 naming the key", "[cli]") {
@@ -224,7 +225,7 @@ TEST_CASE("SIGINT and SIGTERM cancel a running job, which exits 130 or 143 after
   REQUIRE(sluice::testing::wait_until([&] {
     const std::string output = job.output();
     return output.find("+I[") != std::string::npos &&
-           (!metrics || output.find("metrics at") != std::string::npos);
+           (!metrics || output.find("the job's page") != std::string::npos);
   }));
   const auto result = job.signal(signal);
   CHECK(result.status == 128 + signal);
