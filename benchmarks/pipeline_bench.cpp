@@ -1,10 +1,18 @@
 #include "sluice/benchmarks/pipeline_bench.hpp"
 
+// clang-format off
+#include <utility>  // before Asio: Boost 1.74's Asio needs it under C++20.
+// clang-format on
+
+#include <atomic>
+#include <boost/asio.hpp>
 #include <boost/lockfree/spsc_queue.hpp>
 #include <chrono>
 #include <thread>
 
 #include "sluice/benchmarks/batch_layout_bench.hpp"
+#include "sluice/cli/metrics_export.hpp"
+#include "sluice/cli/metrics_server.hpp"
 #include "sluice/connectors/basic/sinks.hpp"
 #include "sluice/connectors/datagen/datagen.hpp"
 #include "sluice/engine/runtime/executor.hpp"
@@ -90,11 +98,46 @@ BenchSample two_thread_spsc(uint64_t rows) {
   return {rows, seconds_since(start)};
 }
 
+// A browser with the job's page open, ten times as eager: GETs /api/job
+// from the job's own server every 100 ms until it goes.
+class JobPagePoller {
+ public:
+  explicit JobPagePoller(unsigned short port) : thread_([this, port] { run(port); }) {}
+  ~JobPagePoller() {
+    stop_ = true;
+    thread_.join();
+  }
+  uint64_t polls() const { return polls_; }
+
+ private:
+  void run(unsigned short port) {
+    boost::asio::io_context io;
+    const std::string request =
+        "GET /api/job HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    while (!stop_) {
+      boost::asio::ip::tcp::socket socket(io);
+      socket.connect({boost::asio::ip::make_address("127.0.0.1"), port});
+      boost::asio::write(socket, boost::asio::buffer(request));
+      boost::system::error_code ec;
+      char buffer[16384];
+      while (socket.read_some(boost::asio::buffer(buffer), ec) > 0) {
+      }
+      ++polls_;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+
+  std::atomic<bool> stop_{false};
+  std::atomic<uint64_t> polls_{0};
+  std::thread thread_;
+};
+
 enum class Shape { kChained, kOneBoundary, kKeyedParallel };
 
-BenchSample engine_pipeline(
-    uint64_t rows, Shape shape,
-    std::chrono::milliseconds flush_interval = std::chrono::milliseconds(0)) {
+// `polled`: with the job's server (metrics.port) up and a JobPagePoller.
+BenchSample engine_pipeline(uint64_t rows, Shape shape,
+                            std::chrono::milliseconds flush_interval = std::chrono::milliseconds(0),
+                            bool polled = false) {
   JobGraph graph("pipeline");
   const int parallelism = shape == Shape::kKeyedParallel ? 2 : 1;
   Stream generated =
@@ -111,9 +154,18 @@ BenchSample engine_pipeline(
   if (shape == Shape::kOneBoundary) sink.disable_chaining();
   RuntimeOptions options = RuntimeOptions::without_checkpoints();
   options.flush_interval = flush_interval;
-  const JobResult result = Executor(options).run(graph);
+  Executor executor(options);
+  std::unique_ptr<MetricsServer> server;
+  std::unique_ptr<JobPagePoller> poller;
+  const PhysicalPlan plan = build_plan(graph, options);
+  if (polled) {
+    server = std::make_unique<MetricsServer>("127.0.0.1", 0, job_routes(graph, &plan, executor));
+    poller = std::make_unique<JobPagePoller>(server->port());
+  }
+  const JobResult result = executor.run(graph);
   if (!result.finished()) throw std::runtime_error("pipeline run failed: " + result.error);
   BenchSample sample{rows, std::chrono::duration<double>(result.duration).count(), {}};
+  if (poller) sample.extras["/api/job polls"] = static_cast<double>(poller->polls());
   if (flush_interval.count() > 0) {
     uint64_t emitted = 0;
     for (const auto& task : result.metrics.tasks) emitted += task.flush_emitted;
@@ -164,6 +216,12 @@ Benchmark pipeline_benchmark() {
                  [=] { return typed_two_thread_spsc(10 * rows); }},
                 {"chained (1 thread)", false,
                  [=] { return engine_pipeline(10 * rows, Shape::kChained); }},
+                // What serving the job's page costs it.
+                {"chained, /api/job polled every 100 ms", false,
+                 [=] {
+                   return engine_pipeline(10 * rows, Shape::kChained, std::chrono::milliseconds(0),
+                                          true);
+                 }},
                 {"unchained (one thread boundary)", false,
                  [=] { return engine_pipeline(10 * rows, Shape::kOneBoundary); }},
                 {"keyed exchange, parallelism 2", false,
