@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -53,7 +54,11 @@ TEST_CASE("sluice bench --quick runs every benchmark and reports it against its 
                                           "replication-mix-1",
                                           "replication-snapshot"});
   const auto& pipeline = json.at("benchmarks").at(0).at("scenarios");
-  REQUIRE(pipeline.size() == 7);
+  REQUIRE(pipeline.size() == 8);
+  // What serving the job's page costs, measured beside the run without it.
+  CHECK(std::any_of(pipeline.begin(), pipeline.end(), [](const auto& scenario) {
+    return scenario.at("name") == "chained, /api/job polled every 100 ms";
+  }));
   for (const auto& scenario : pipeline) {
     for (const char* baseline :
          {"baseline: single-thread loop", "baseline: two-thread SPSC",
