@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -289,6 +290,29 @@ TEST_CASE("metrics.bind names the address the job's server listens on", "[cli]")
   // Every interface: reached here through loopback.
   MetricsServer any("0.0.0.0", 0, {{"/", "text/html", [] { return std::string("page"); }}});
   CHECK(body_of(http_get(any.port(), "/")) == "page");
+}
+
+TEST_CASE("sluice run --open serves the job's page on a free port and opens it with xdg-open",
+          "[cli]") {
+  testing::TempDir dir;
+  // A desktop's xdg-open, which notes what it was asked to open.
+  const std::string opener =
+      dir.write("xdg-open", "#!/bin/sh\necho \"$1\" > " + (dir.path() / "opened").string() + "\n");
+  std::filesystem::permissions(opener, std::filesystem::perms::owner_all);
+  const auto run =
+      testing::run_command("(PATH=" + dir.path().string() + ":$PATH " + std::string(SLUICE_CLI) +
+                           " run example --set source.rows=3000 --set "
+                           "source.rate=1000 --set checkpoint.dir=" +
+                           dir.path().string() + " --open 2>&1 > /dev/null)");
+  REQUIRE(run.status == 0);
+  std::smatch url;
+  REQUIRE(
+      std::regex_search(run.output, url, std::regex("the job's page: (http://127.0.0.1:\\d+/)")));
+  REQUIRE(testing::wait_until([&] { return std::filesystem::exists(dir.path() / "opened"); }));
+  std::ifstream opened(dir.path() / "opened");
+  std::string line;
+  std::getline(opened, line);
+  CHECK(line == url[1].str());
 }
 
 TEST_CASE("a running job's JSON counts its restarts, names its restore, keeps its last checkpoints",
