@@ -45,12 +45,13 @@ struct JobDefinition {
 /// The command line of a program that runs one job, with what `sluice run`
 /// gives a bundled job:
 ///
-///     PROGRAM [run] [--set key=value]... [--config FILE] [--metrics-file FILE]
+///     PROGRAM [run] [--set key=value]... [--config FILE] [--metrics-file FILE] [--open]
 ///     PROGRAM describe [--set key=value]... [--config FILE] [--dot | --as flink-sql]
 ///     PROGRAM options
 ///
 /// `run` shows a progress line on a terminal and a summary at the end,
-/// serves metrics on `metrics.port`, and cancels the job on SIGINT or
+/// serves the job's page, its JSON and Prometheus metrics on `metrics.port`
+/// (`--open` opens the page), and cancels the job on SIGINT or
 /// SIGTERM. Returns the exit status: 0 the job finished, 1 it failed, 2 a
 /// usage or configuration error (reported before the job starts where it
 /// can be), 128 + the signal when a signal cancelled it (130 for SIGINT).
