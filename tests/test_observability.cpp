@@ -537,3 +537,22 @@ TEST_CASE("the job's page shows the MySQL sink's flushes and a CDC source's snap
     job.signal(SIGINT);
   }
 }
+
+TEST_CASE("on a terminal, the progress line shows a CDC snapshot as a bar", "[mysql]") {
+  testing::TempDir dir;
+  testing::TestTable source("progress_source", "id BIGINT PRIMARY KEY");
+  testing::TestTable target("progress_target", "id BIGINT PRIMARY KEY");
+  source.connection().execute("INSERT INTO " + source.name() + " SELECT seq FROM seq_1_to_100");
+  const std::string url = testing::test_mysql_url_text();
+  // A fresh snapshot sends nothing before its first checkpoint, an hour
+  // away: it stays at 0% as long as it runs. `script` gives it a terminal.
+  testing::BackgroundCommand job(
+      "script -qefc \"" + std::string(SLUICE_CLI) + " run mysql-to-mysql --set source.url=" + url +
+      " --set sink.url=" + url + " --set source.table=" + source.name() +
+      " --set sink.table=" + target.name() + " --set job.name=" + target.name() +
+      " --set checkpoint.interval=1h --set checkpoint.dir=" + dir.path().string() + "\" /dev/null");
+  CHECK(testing::wait_until([&] {
+    return job.output().find("| snapshot [--------------------]   0%") != std::string::npos;
+  }));
+  INFO(job.kill().output);
+}
