@@ -364,11 +364,13 @@ TEST_CASE("the progress line shows a CDC snapshot as a bar with its percent and 
 namespace {
 
 // The page at `url` as headless Chromium shows it once its scripts ran for
-// three seconds of the browser's virtual time: its DOM, serialised.
+// three seconds of the browser's virtual time: its DOM, serialised. A
+// browser that hangs fails the test after a minute.
 std::string rendered(const std::string& url) {
   testing::TempDir profile;
   const auto result = testing::run_command(
-      "chromium --headless --no-sandbox --disable-gpu --allow-file-access-from-files "
+      "timeout 60 chromium --headless --no-sandbox --disable-gpu --disable-dev-shm-usage "
+      "--allow-file-access-from-files "
       "--user-data-dir=" +
       profile.path().string() + " --virtual-time-budget=3000 --dump-dom '" + url + "' 2>/dev/null");
   INFO("Debian's chromium package, which scripts/setup installs, runs the page");
