@@ -1,5 +1,7 @@
 #include "sluice/cli/metrics_export.hpp"
 
+#include <cstdio>
+#include <ctime>
 #include <map>
 #include <optional>
 

@@ -438,6 +438,7 @@ TEST_CASE("the job's page in a browser shows every operator, rising counters and
   const std::string file = (dir.path() / "metrics.json").string();
   testing::BackgroundCommand job(running_example(port, dir, file));
   const std::string url = page_of(job, port);
+  REQUIRE(testing::wait_until([&] { return !job_json(port)["checkpoints"].empty(); }));
   const nlohmann::json plan = job_json(port)["plan"];
   const std::string first = rendered(url);
   check_graph_shown(first, plan);
