@@ -478,6 +478,46 @@ TEST_CASE("the job's page shows a job of one's own, built with run_cli, from its
   CHECK(operators_shown(dom)["revenue"] == json["operators"][2]["records_out"]);
 }
 
+TEST_CASE("the job's page lists the tables a snapshot reads first and counts the rest",
+          "[cli][browser]") {
+  // A finished run's file, of a source 350 rows into a snapshot of 20 tables.
+  nlohmann::json counters = {{"src.phase", 1}};
+  for (int t = 0; t < 20; ++t) {
+    const std::string name = "shop.t" + std::string(t < 10 ? "0" : "") + std::to_string(t);
+    counters["src.snapshot-rows-read." + name] = t < 3 ? 100 : t == 3 ? 50 : 0;
+    counters["src.snapshot-rows-estimated." + name] = 100;
+  }
+  const nlohmann::json run = {
+      {"job", "shop"},
+      {"status", "cancelled"},
+      {"error", ""},
+      {"duration_s", 2.0},
+      {"restarts", 0},
+      {"restored_from", nullptr},
+      {"plan", nullptr},
+      {"operators", {{{"name", "src"}, {"subtasks", 1}, {"records_in", 0}, {"records_out", 350}}}},
+      {"tasks", {{{"name", "src"}, {"subtask", 0}, {"blocked_s", 0.0}, {"counters", counters}}}},
+      {"checkpoints", nlohmann::json::array()},
+      {"counters", counters}};
+  testing::TempDir dir;
+  dir.write("run.json", run.dump());
+  const std::string dom =
+      rendered("file://" + dir.write("page.html", std::string(job_page())) + "?run=run.json");
+  CHECK_THAT(dom, Catch::Contains(">src: snapshot</h3>"));
+  CHECK_THAT(dom, Catch::Contains("17% of about 2000 rows"));
+  // The one being read, then eleven of those to read; the rest counted.
+  const std::regex row(R"re(<tr class="snapshot-table"><td>(shop\.t\d+)</td>)re");
+  std::vector<std::string> listed;
+  for (auto it = std::sregex_iterator(dom.begin(), dom.end(), row); it != std::sregex_iterator();
+       ++it) {
+    listed.push_back((*it)[1]);
+  }
+  REQUIRE(listed.size() == 12);
+  CHECK(listed.front() == "shop.t03");
+  CHECK(listed.back() == "shop.t14");
+  CHECK_THAT(dom, Catch::Contains("and 8 more tables: 3 read, 5 to read"));
+}
+
 TEST_CASE("the job's page shows the MySQL sink's flushes and a CDC source's snapshot and binlog",
           "[mysql][browser]") {
   testing::TempDir dir;
