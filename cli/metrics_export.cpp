@@ -262,12 +262,23 @@ std::string prometheus_text(const std::string& job, const JobMetrics& m) {
   std::map<std::string, uint64_t> counters;
   for (const auto& t : m.tasks) {
     for (const auto& [name, value] : t.counters) {
-      if (!flink_metric(name)) counters[name] += value;
+      if (!flink_metric(name) && !t.gauges.contains(name)) counters[name] += value;
     }
   }
   for (const auto& [name, value] : counters) {
     sample("sluice_operator_counter_total", job_label + ",name=\"" + label(name) + "\"",
            static_cast<double>(value));
+  }
+  // Gauges go up and down (a lag, a position): each subtask's value.
+  family("sluice_operator_gauge", "gauge", "Gauges operators keep of their own, per subtask.");
+  for (const auto& t : m.tasks) {
+    for (const auto& [name, value] : t.counters) {
+      if (flink_metric(name) || !t.gauges.contains(name)) continue;
+      sample(
+          "sluice_operator_gauge",
+          job_label + ",name=\"" + label(name) + "\",subtask=\"" + std::to_string(t.subtask) + "\"",
+          static_cast<double>(value));
+    }
   }
   // Flink's standard connector metrics, named and labelled as Flink's
   // Prometheus reporter shows an operator's (every metric as a gauge), so

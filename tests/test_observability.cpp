@@ -157,9 +157,14 @@ TEST_CASE("the metrics server serves Prometheus text over HTTP on loopback", "[c
   TaskSnapshot task;
   task.name = "gen -> \"sink\"";
   task.operators = {{"gen", 0, 0, 42}, {"sink", 0, 42, 0}};
-  task.counters = {{"sink.flushes.signal", 3},           {"sink.numRecordsSend", 40},
-                   {"sink.currentSendTime", 7},          {"gen.currentEmitEventTimeLag", 12},
-                   {"gen.currentFetchEventTimeLag", 10}, {"gen.sourceIdleTime", 2500}};
+  task.counters = {{"sink.flushes.signal", 3},
+                   {"sink.numRecordsSend", 40},
+                   {"sink.currentSendTime", 7},
+                   {"gen.currentEmitEventTimeLag", 12},
+                   {"gen.currentFetchEventTimeLag", 10},
+                   {"gen.sourceIdleTime", 2500},
+                   {"gen.phase", 2}};
+  task.gauges = {"gen.phase"};
   task.blocked_ns = 1'500'000'000;
   metrics.tasks.push_back(task);
   MetricsServer server("127.0.0.1", 0,
@@ -175,6 +180,12 @@ TEST_CASE("the metrics server serves Prometheus text over HTTP on loopback", "[c
   CHECK_THAT(response,
              Catch::Contains(
                  "sluice_operator_counter_total{job=\"demo\",name=\"sink.flushes.signal\"} 3"));
+  // A gauge goes as one, per subtask, and not as a counter.
+  CHECK_THAT(response, Catch::Contains("# TYPE sluice_operator_gauge gauge\n"
+                                       "sluice_operator_gauge{job=\"demo\",name=\"gen.phase\","
+                                       "subtask=\"0\"} 2\n"));
+  CHECK_THAT(response,
+             !Catch::Contains("sluice_operator_counter_total{job=\"demo\",name=\"gen.phase\""));
   // Flink's standard sink metrics, as Flink's Prometheus reporter names them.
   CHECK_THAT(response,
              Catch::Contains("# TYPE flink_taskmanager_job_task_operator_numRecordsSend gauge"));
@@ -569,6 +580,10 @@ TEST_CASE("the job's page shows the MySQL sink's flushes and a CDC source's snap
     CHECK(counters["mysql-cdc.binlog-offset"] > 0);
     CHECK(counters["mysql-cdc.snapshot-rows-read." + table] == 500);
     CHECK(counters["mysql-cdc.snapshot-rows-estimated." + table] == 500);
+    // Prometheus is told they are gauges.
+    CHECK_THAT(body_of(http_get(port)),
+               Catch::Contains("sluice_operator_gauge{job=\"" + target.name() +
+                               "\",name=\"mysql-cdc.phase\",subtask=\"0\"} 2"));
     const std::string dom = rendered(url);
     check_graph_shown(dom, json["plan"]);
     CHECK_THAT(dom,

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -49,7 +50,8 @@ struct TaskSnapshot {
   uint64_t flush_on_idle = 0;
   uint64_t ticks_offered = 0;
   uint64_t ticks_coalesced = 0;
-  std::map<std::string, uint64_t> counters;  ///< the operators' own counters
+  std::map<std::string, uint64_t> counters;  ///< the operators' own counters and gauges
+  std::set<std::string> gauges;              ///< which of `counters` are gauges
 };
 
 /// How one checkpoint went.

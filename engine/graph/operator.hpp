@@ -116,7 +116,12 @@ class OperatorContext {
   virtual ~OperatorContext() = default;
   virtual const SubtaskInfo& subtask() const = 0;
   /// A counter of this operator's own, reported as "<operator>.<name>".
-  virtual Counter& counter(const std::string& name) = 0;
+  Counter& counter(const std::string& name) { return metric(name, false); }
+  /// The same for a gauge, a value that goes down as well as up (a lag, a
+  /// position, a phase): Prometheus is told so.
+  Counter& gauge(const std::string& name) { return metric(name, true); }
+  /// Creates (on first use) and returns the counter or gauge `name`.
+  virtual Counter& metric(const std::string& name, bool gauge) = 0;
 
   /// This subtask's state, saved at every checkpoint and restored with it.
   /// Names are the operator's own: two operators never see each other's.

@@ -2,8 +2,9 @@
 
 namespace sluice {
 
-Counter& TaskMetrics::custom(const std::string& counter_name) {
+Counter& TaskMetrics::custom(const std::string& counter_name, bool gauge) {
   std::lock_guard<std::mutex> lock(custom_mutex_);
+  if (gauge) gauges_.insert(counter_name);
   auto& counter = custom_[counter_name];
   if (!counter) counter = std::make_unique<Counter>();
   return *counter;
@@ -14,6 +15,11 @@ std::map<std::string, uint64_t> TaskMetrics::custom_values() const {
   std::map<std::string, uint64_t> values;
   for (const auto& [key, counter] : custom_) values[key] = counter->get();
   return values;
+}
+
+std::set<std::string> TaskMetrics::gauge_names() const {
+  std::lock_guard<std::mutex> lock(custom_mutex_);
+  return gauges_;
 }
 
 TaskSnapshot snapshot(const TaskMetrics& m) {
@@ -29,7 +35,8 @@ TaskSnapshot snapshot(const TaskMetrics& m) {
                  .flush_on_idle = m.flush_on_idle.get(),
                  .ticks_offered = m.ticks_offered.get(),
                  .ticks_coalesced = m.ticks_coalesced.get(),
-                 .counters = m.custom_values()};
+                 .counters = m.custom_values(),
+                 .gauges = m.gauge_names()};
   for (size_t i = 0; i < m.operators.size(); ++i) {
     const uint64_t out =
         i + 1 < m.operators.size() ? m.operators[i + 1].records_in.get() : m.records_written.get();

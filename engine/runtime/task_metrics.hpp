@@ -3,6 +3,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,13 +38,15 @@ struct TaskMetrics {
   Counter ticks_coalesced;  ///< sources: ticks that found one still pending
 
   /// A counter an operator names itself ("<operator>.<name>"), created on
-  /// first use; the task's thread writes it.
-  Counter& custom(const std::string& counter_name);
+  /// first use, or a gauge; the task's thread writes it.
+  Counter& custom(const std::string& counter_name, bool gauge = false);
   std::map<std::string, uint64_t> custom_values() const;
+  std::set<std::string> gauge_names() const;
 
  private:
   mutable std::mutex custom_mutex_;
   std::map<std::string, std::unique_ptr<Counter>> custom_;
+  std::set<std::string> gauges_;
 };
 
 TaskSnapshot snapshot(const TaskMetrics& metrics);

@@ -222,12 +222,12 @@ class MySqlCdcSource final : public Source {
   void open(OperatorContext& context) override {
     state_.emplace(context.value_state<std::vector<Value>>("position"));
     context.register_cancel_action([this] { canceller_.cancel(); });
-    fetch_lag_ = &context.counter("currentFetchEventTimeLag");
-    emit_lag_ = &context.counter("currentEmitEventTimeLag");
-    idle_time_ = &context.counter("sourceIdleTime");
-    phase_gauge_ = &context.counter("phase");
-    binlog_file_ = &context.counter("binlog-file");
-    binlog_offset_ = &context.counter("binlog-offset");
+    fetch_lag_ = &context.gauge("currentFetchEventTimeLag");
+    emit_lag_ = &context.gauge("currentEmitEventTimeLag");
+    idle_time_ = &context.gauge("sourceIdleTime");
+    phase_gauge_ = &context.gauge("phase");
+    binlog_file_ = &context.gauge("binlog-file");
+    binlog_offset_ = &context.gauge("binlog-offset");
     context_ = &context;
     if (options_.server_id == 0) {
       const SubtaskInfo& info = context.subtask();
@@ -694,8 +694,8 @@ class MySqlCdcSource final : public Source {
     if (it == progress_.end()) {
       const std::string name = name_of(binlog_tables_[table]);
       it = progress_
-               .emplace(table, TableProgress{&context_->counter("snapshot-rows-read." + name),
-                                             &context_->counter("snapshot-rows-estimated." + name)})
+               .emplace(table, TableProgress{&context_->gauge("snapshot-rows-read." + name),
+                                             &context_->gauge("snapshot-rows-estimated." + name)})
                .first;
     }
     return it->second;

@@ -99,7 +99,7 @@ class MySqlSink final : public Sink {
       flushes_[t] = &context.counter(std::string("flushes.") + kTriggerNames[t]);
     keys_flushed_ = &context.counter("keys");
     flush_micros_ = &context.counter("flush-micros");
-    send_millis_ = &context.counter("currentSendTime");
+    send_millis_ = &context.gauge("currentSendTime");
     const RetryPolicy retry = {.max_retries = options_.max_retries,
                                .backoff = options_.retry_backoff,
                                .canceller = &canceller_,
@@ -151,8 +151,8 @@ class MySqlSink final : public Sink {
                               .recovered = &context.counter("xa.recovered"),
                               .rolled_back = &context.counter("xa.rolled-back"),
                               .transactions = &context.counter("transactions"),
-                              .prepared_checkpoint = &context.counter("xa.prepared-checkpoint"),
-                              .committed_checkpoint = &context.counter("xa.committed-checkpoint")});
+                              .prepared_checkpoint = &context.gauge("xa.prepared-checkpoint"),
+                              .committed_checkpoint = &context.gauge("xa.committed-checkpoint")});
     delivery->recover(std::move(connection), buffer_);
     delivery_ = std::move(delivery);
   }

@@ -116,7 +116,9 @@ class TableContext final : public SinkContext {
   }
 
   const SubtaskInfo& subtask() const override { return info_; }
-  Counter& counter(const std::string& name) override { return sink_.counter(name); }
+  Counter& metric(const std::string& name, bool gauge) override {
+    return sink_.metric(name, gauge);
+  }
   RawValueState raw_value_state(const std::string& name) override {
     return sink_.raw_value_state(prefix_ + name);
   }
