@@ -122,6 +122,17 @@ std::string running_example(unsigned short port, const testing::TempDir& dir,
          " --metrics-file " + file + " 2>&1";
 }
 
+// A job started with metrics.port: its page's address, once it serves it.
+std::string page_of(const testing::BackgroundCommand& job, unsigned short port) {
+  const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/";
+  REQUIRE(testing::wait_until([&] { return job.output().find(url) != std::string::npos; }));
+  return url;
+}
+
+nlohmann::json job_json(unsigned short port) {
+  return nlohmann::json::parse(body_of(http_get(port, "/api/job")));
+}
+
 }  // namespace
 
 TEST_CASE("the metrics server serves several clients at once and closes them when it goes",
@@ -228,14 +239,13 @@ TEST_CASE("sluice run serves the running job at /api/job as --metrics-file write
   const unsigned short port = static_cast<unsigned short>(testing::free_port());
   const std::string file = (dir.path() / "metrics.json").string();
   testing::BackgroundCommand job(running_example(port, dir, file));
-  REQUIRE(testing::wait_until([&] { return job.output().find("/api/job") != std::string::npos; }));
-  const auto read = [&] { return nlohmann::json::parse(body_of(http_get(port, "/api/job"))); };
-  const auto first = read();
+  page_of(job, port);
+  const auto first = job_json(port);
   // The counters rise while it runs.
   REQUIRE(testing::wait_until([&] {
-    return read()["operators"][0]["records_out"] > first["operators"][0]["records_out"];
+    return job_json(port)["operators"][0]["records_out"] > first["operators"][0]["records_out"];
   }));
-  const auto second = read();
+  const auto second = job_json(port);
   CHECK(first["status"] == "running");
   CHECK(second["duration_s"] > first["duration_s"]);
   INFO(job.signal(SIGINT).output);
@@ -427,17 +437,6 @@ void check_graph_shown(const std::string& dom, const nlohmann::json& plan) {
   for (const auto& edge : plan["edges"]) {
     CHECK_THAT(dom, Catch::Contains(">" + edge["partitioning"].get<std::string>() + "</text>"));
   }
-}
-
-// A job started with metrics.port: its page's address, once it serves it.
-std::string page_of(const testing::BackgroundCommand& job, unsigned short port) {
-  const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/";
-  REQUIRE(testing::wait_until([&] { return job.output().find(url) != std::string::npos; }));
-  return url;
-}
-
-nlohmann::json job_json(unsigned short port) {
-  return nlohmann::json::parse(body_of(http_get(port, "/api/job")));
 }
 
 }  // namespace
