@@ -13,6 +13,7 @@
 #include "sluice/connectors/datagen/datagen.hpp"
 #include "sluice/engine/common/error.hpp"
 #include "sluice/engine/runtime/executor.hpp"
+#include "sluice/engine/runtime/task_metrics.hpp"
 #include "sluice/tests/support.hpp"
 #include "sluice/tests/test_sources.hpp"
 #include "sluice/transforms/changelog_normalize.hpp"
@@ -622,6 +623,22 @@ TEST_CASE("a failure that would repeat is not restarted; a transient one is", "[
     CHECK(result.restarts == 2);
     CHECK(result.attempts_restored.size() == 3);
   }
+}
+
+TEST_CASE("a milliseconds-since gauge reads as the time since its moment, whenever it is read",
+          "[engine]") {
+  TaskMetrics metrics;
+  Counter& idle = metrics.custom("src.sourceIdleTime", MetricKind::kMillisecondsSince);
+  CHECK(metrics.custom_values().at("src.sourceIdleTime") == 0);  // not set: never
+  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  idle.set(static_cast<uint64_t>(now - 5000));
+  // Read later, with nothing written since: the time has gone on.
+  CHECK(metrics.custom_values().at("src.sourceIdleTime") >= 5000);
+  std::this_thread::sleep_for(20ms);
+  CHECK(metrics.custom_values().at("src.sourceIdleTime") >= 5020);
+  CHECK(metrics.gauge_names().contains("src.sourceIdleTime"));
 }
 
 TEST_CASE("a running job's metrics count the restarts so far", "[engine]") {

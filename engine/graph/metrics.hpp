@@ -27,6 +27,9 @@ class Counter {
   std::atomic<uint64_t> v_{0};
 };
 
+/// What an operator's own metric is; see OperatorContext::counter().
+enum class MetricKind { kCounter, kGauge, kMillisecondsSince };
+
 /// A copy of one operator's counters at one instant.
 struct OperatorSnapshot {
   std::string name;

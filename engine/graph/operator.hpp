@@ -116,12 +116,18 @@ class OperatorContext {
   virtual ~OperatorContext() = default;
   virtual const SubtaskInfo& subtask() const = 0;
   /// A counter of this operator's own, reported as "<operator>.<name>".
-  Counter& counter(const std::string& name) { return metric(name, false); }
+  Counter& counter(const std::string& name) { return metric(name, MetricKind::kCounter); }
   /// The same for a gauge, a value that goes down as well as up (a lag, a
   /// position, a phase): Prometheus is told so.
-  Counter& gauge(const std::string& name) { return metric(name, true); }
-  /// Creates (on first use) and returns the counter or gauge `name`.
-  virtual Counter& metric(const std::string& name, bool gauge) = 0;
+  Counter& gauge(const std::string& name) { return metric(name, MetricKind::kGauge); }
+  /// A gauge of the milliseconds since a moment: set() it to the moment, in
+  /// milliseconds since the epoch (system clock); it reads as the time
+  /// since, whenever it is read, and as 0 until set (Flink's sourceIdleTime).
+  Counter& milliseconds_since(const std::string& name) {
+    return metric(name, MetricKind::kMillisecondsSince);
+  }
+  /// Creates (on first use) and returns the metric `name`.
+  virtual Counter& metric(const std::string& name, MetricKind kind) = 0;
 
   /// This subtask's state, saved at every checkpoint and restored with it.
   /// Names are the operator's own: two operators never see each other's.

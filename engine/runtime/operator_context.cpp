@@ -49,8 +49,8 @@ TaskOperatorContext::TaskOperatorContext(const JobGraph& graph, const NodeDef& n
   }
 }
 
-Counter& TaskOperatorContext::metric(const std::string& name, bool gauge) {
-  return metrics_.custom(info_.operator_name + "." + name, gauge);
+Counter& TaskOperatorContext::metric(const std::string& name, MetricKind kind) {
+  return metrics_.custom(info_.operator_name + "." + name, kind);
 }
 
 void TaskOperatorContext::register_flush_action(std::function<void()> action) {

@@ -55,7 +55,7 @@ class TaskOperatorContext final : public SinkContext {
                       TaskActions& actions);
 
   const SubtaskInfo& subtask() const override { return info_; }
-  Counter& metric(const std::string& name, bool gauge) override;
+  Counter& metric(const std::string& name, MetricKind kind) override;
   void register_flush_action(std::function<void()> action) override;
   void register_cancel_action(std::function<void()> action) override;
   RawValueState raw_value_state(const std::string& name) override;

@@ -1,10 +1,14 @@
 #include "sluice/engine/runtime/task_metrics.hpp"
 
+#include <algorithm>
+#include <chrono>
+
 namespace sluice {
 
-Counter& TaskMetrics::custom(const std::string& counter_name, bool gauge) {
+Counter& TaskMetrics::custom(const std::string& counter_name, MetricKind kind) {
   std::lock_guard<std::mutex> lock(custom_mutex_);
-  if (gauge) gauges_.insert(counter_name);
+  if (kind != MetricKind::kCounter) gauges_.insert(counter_name);
+  if (kind == MetricKind::kMillisecondsSince) since_.insert(counter_name);
   auto& counter = custom_[counter_name];
   if (!counter) counter = std::make_unique<Counter>();
   return *counter;
@@ -14,6 +18,15 @@ std::map<std::string, uint64_t> TaskMetrics::custom_values() const {
   std::lock_guard<std::mutex> lock(custom_mutex_);
   std::map<std::string, uint64_t> values;
   for (const auto& [key, counter] : custom_) values[key] = counter->get();
+  if (!since_.empty()) {
+    const auto now = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                               std::chrono::system_clock::now().time_since_epoch())
+                                               .count());
+    for (const std::string& key : since_) {
+      uint64_t& value = values[key];
+      value = value == 0 ? 0 : now - std::min(now, value);
+    }
+  }
   return values;
 }
 

@@ -37,16 +37,18 @@ struct TaskMetrics {
   Counter ticks_offered;    ///< sources: ticks the timer offered while the task ran
   Counter ticks_coalesced;  ///< sources: ticks that found one still pending
 
-  /// A counter an operator names itself ("<operator>.<name>"), created on
-  /// first use, or a gauge; the task's thread writes it.
-  Counter& custom(const std::string& counter_name, bool gauge = false);
+  /// A counter an operator names itself ("<operator>.<name>"), or a gauge,
+  /// created on first use; the task's thread writes it.
+  Counter& custom(const std::string& counter_name, MetricKind kind = MetricKind::kCounter);
+  /// Their values now: a kMillisecondsSince one as the time since its moment.
   std::map<std::string, uint64_t> custom_values() const;
   std::set<std::string> gauge_names() const;
 
  private:
   mutable std::mutex custom_mutex_;
   std::map<std::string, std::unique_ptr<Counter>> custom_;
-  std::set<std::string> gauges_;
+  std::set<std::string> gauges_;  // of custom_, the gauges
+  std::set<std::string> since_;   // of gauges_, the kMillisecondsSince ones
 };
 
 TaskSnapshot snapshot(const TaskMetrics& metrics);

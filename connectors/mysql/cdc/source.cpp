@@ -224,7 +224,7 @@ class MySqlCdcSource final : public Source {
     context.register_cancel_action([this] { canceller_.cancel(); });
     fetch_lag_ = &context.gauge("currentFetchEventTimeLag");
     emit_lag_ = &context.gauge("currentEmitEventTimeLag");
-    idle_time_ = &context.gauge("sourceIdleTime");
+    idle_since_ = &context.milliseconds_since("sourceIdleTime");
     phase_gauge_ = &context.gauge("phase");
     binlog_file_ = &context.gauge("binlog-file");
     binlog_offset_ = &context.gauge("binlog-offset");
@@ -608,10 +608,8 @@ class MySqlCdcSource final : public Source {
     }
     if (emitted && reader.last_change_time().time_since_epoch().count() != 0) {
       emit_lag_->set(static_cast<uint64_t>(millis_since(reader.last_change_time(), now)));
-      last_emit_ = now;
-    }
-    if (last_emit_.time_since_epoch().count() != 0) {
-      idle_time_->set(static_cast<uint64_t>(millis_since(last_emit_, now)));
+      idle_since_->set(static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count()));
     }
   }
 
@@ -1177,13 +1175,12 @@ class MySqlCdcSource final : public Source {
   std::vector<BinlogChange> changes_;
   Counter* fetch_lag_ = nullptr;
   Counter* emit_lag_ = nullptr;
-  Counter* idle_time_ = nullptr;
+  Counter* idle_since_ = nullptr;   // the last change emitted, read as the time since
   Counter* phase_gauge_ = nullptr;  // 1: the snapshot, 2: the binlog
   Counter* binlog_file_ = nullptr;  // the binlog position read to: the file's number
   Counter* binlog_offset_ = nullptr;
   std::map<size_t, TableProgress> progress_;  // per table of binlog_tables_
   OperatorContext* context_ = nullptr;
-  std::chrono::system_clock::time_point last_emit_{};
   std::chrono::system_clock::time_point last_fetched_{};
   bool checkpoints_ = false;          // the job takes checkpoints
   bool checkpointed_binlog_ = false;  // the last checkpoint was taken in the binlog phase

@@ -116,8 +116,8 @@ class TableContext final : public SinkContext {
   }
 
   const SubtaskInfo& subtask() const override { return info_; }
-  Counter& metric(const std::string& name, bool gauge) override {
-    return sink_.metric(name, gauge);
+  Counter& metric(const std::string& name, MetricKind kind) override {
+    return sink_.metric(name, kind);
   }
   RawValueState raw_value_state(const std::string& name) override {
     return sink_.raw_value_state(prefix_ + name);
