@@ -244,9 +244,10 @@ BenchSample replica_apply(const Changelog& log, int threads, pid_t source_pid) {
 }
 
 // mysql-to-mysql from the changes' start into the copy, with the job's
-// default options but `parallelism` sink subtasks where above 0, until the
-// copy holds every mark.
-BenchSample sluice_apply(const Changelog& log, int parallelism, pid_t source_pid) {
+// default options but `parallelism` sink subtasks where above 0 and
+// `row_events`, until the copy holds every mark.
+BenchSample sluice_apply(const Changelog& log, int parallelism, pid_t source_pid,
+                         MySqlSinkOptions::RowEvents row_events = {}) {
   MySqlConnection target = target_connection();
   fill(target, log.table, log.rows);
   MySqlCdcOptions source;
@@ -260,6 +261,7 @@ BenchSample sluice_apply(const Changelog& log, int parallelism, pid_t source_pid
   sink.table = log.table;
   sink.max_rows = MySqlSinkOptions::kReplicationMaxRows;  // as mysql-to-mysql's
   if (parallelism > 0) sink.parallelism = parallelism;
+  sink.row_events = row_events;
   JobGraph graph("replication-bench");
   graph.source("mysql-cdc", mysql_cdc_source(source, {capture_table(reader, log.table)}))
       .sink("mysql", mysql_sink(sink));
@@ -304,6 +306,10 @@ Benchmark apply_benchmark(Workload workload) {
                  [=] { return replica_apply(changelog(), 4, pid); }},
                 {"mysql-to-mysql, default options", false,
                  [=] { return sluice_apply(changelog(), 0, pid); }},
+                {"mysql-to-mysql, statements (sink.row-events=off)", false,
+                 [=] {
+                   return sluice_apply(changelog(), 0, pid, MySqlSinkOptions::RowEvents::kOff);
+                 }},
                 {"mysql-to-mysql, sink.parallelism 2", false,
                  [=] { return sluice_apply(changelog(), 2, pid); }},
             };

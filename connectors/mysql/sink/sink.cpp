@@ -118,7 +118,9 @@ class MySqlSink final : public Sink {
                                   .bytes_send = &context.counter("numBytesSend"),
                                   .records_send_errors = &context.counter("numRecordsSendErrors"),
                                   .displaced = &context.counter("displaced"),
-                                  .dead_letters = &context.counter("dead-letters")});
+                                  .dead_letters = &context.counter("dead-letters"),
+                                  .row_events = &context.counter("row-events"),
+                                  .row_event_fallbacks = &context.counter("row-events.fallbacks")});
     if (!options_.dead_letter_table.empty()) {
       writer_->set_dead_letters({.table = options_.dead_letter_table,
                                  .job = context.subtask().job_name,
@@ -254,6 +256,25 @@ class MySqlSink final : public Sink {
     }
     writer_->fit_to(*table, input_, others);
     writer_->set_max_allowed_packet(connection.max_allowed_packet());
+    if (buffer_.upsert() && options_.row_events != MySqlSinkOptions::RowEvents::kOff) {
+      use_row_events(connection, *table);
+    }
+  }
+
+  // Writes with row events where the table takes them (sink.row-events).
+  void use_row_events(SinkConnection& connection, const TableInfo& table) {
+    std::string why_not;
+    std::optional<RowEventEncoder> encoder = RowEventEncoder::fit(
+        connection.row_event_target(options_.table), options_.table, table, input_, key_, why_not);
+    if (encoder) {
+      spdlog::debug("mysql sink {}: writing row events", target_);
+      writer_->set_row_events(std::move(*encoder));
+    } else if (options_.row_events == MySqlSinkOptions::RowEvents::kOn) {
+      throw ConfigError("sink.row-events=on, but " + target_ + " takes no row events: " + why_not +
+                        "; set sink.row-events=auto or off");
+    } else {
+      spdlog::info("mysql sink {}: writing statements, not row events: {}", target_, why_not);
+    }
   }
 
   // The table's other unique keys, as the buffer orders writes by them.
@@ -399,6 +420,15 @@ OptionBinder<MySqlSinkOptions> binder() {
              .doc = "with sink.on-error=dead-letter: the table of sink.url's database, created "
                     "when missing, that takes the refused changes (job, source table, target, "
                     "key, kind, values, the server's error, the input position)"})
+      .choice({.key = "sink.row-events",
+               .doc = "upserts and deletes as row events in BINLOG statements, as a MariaDB "
+                      "replica applies them (less work for the server than statements; needs "
+                      "the BINLOG REPLAY privilege): auto (where the server and the table take "
+                      "them, else statements), on (fail where they do not) or off"},
+              &MySqlSinkOptions::row_events,
+              {{"auto", MySqlSinkOptions::RowEvents::kAuto},
+               {"on", MySqlSinkOptions::RowEvents::kOn},
+               {"off", MySqlSinkOptions::RowEvents::kOff}})
       .integer({.key = "sink.parallelism",
                 .doc = "subtasks of the sink; its input is hash-partitioned by the key",
                 .min = 1,

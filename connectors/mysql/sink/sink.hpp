@@ -61,6 +61,15 @@ struct MySqlSinkOptions {
   /// The source table named on the dead letters; empty: the target.
   /// Default: empty.
   std::string dead_letter_source;
+  enum class RowEvents {
+    kAuto,  ///< where the server and the table take them (RowEventEncoder::fit), else statements
+    kOn,    ///< fail at the start, saying why, where they do not
+    kOff,   ///< statements only
+  };
+  /// Whether upserts and deletes go as row events, in BINLOG statements, as
+  /// a replica applies them: the server does less per row than for an
+  /// upsert. Default: auto.
+  RowEvents row_events = RowEvents::kAuto;
 
   /// Reads the `sink.*` keys of mysql_sink_option_specs().
   static MySqlSinkOptions from(const Config& config);

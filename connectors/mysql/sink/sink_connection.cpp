@@ -1,10 +1,13 @@
 #include "sluice/connectors/mysql/sink/sink_connection.hpp"
 
+#include <mysqld_error.h>
+
 #include <algorithm>
 #include <cctype>
 
 #include "sluice/connectors/mysql/collation.hpp"
 #include "sluice/connectors/mysql/sink/bulk_statement.hpp"
+#include "sluice/engine/data/value.hpp"
 
 namespace sluice {
 namespace {
@@ -46,6 +49,53 @@ MySqlSinkConnection::MySqlSinkConnection(const MySqlUrl& url, const MySqlSession
 
 // Out of line: BulkStatement is complete here.
 MySqlSinkConnection::~MySqlSinkConnection() = default;
+
+RowEventTarget MySqlSinkConnection::row_event_target(const std::string& table) {
+  RowEventTarget target;
+  const auto server =
+      connection_.query("SELECT VERSION(), @@server_id, DATABASE(), @@slave_exec_mode");
+  const auto field = [&](size_t i) { return server.at(0).at(i).value_or(""); };
+  target.server_id = static_cast<uint32_t>(std::stoul(field(1)));
+  target.database = field(2);
+  if (field(0).find("MariaDB") == std::string::npos) {
+    target.obstacle = "the server is not MariaDB";
+    return target;
+  }
+  if (field(3) != "STRICT") {
+    // IDEMPOTENT would skip an update of a row the table lacks, where an
+    // upsert writes it.
+    target.obstacle = "the server's slave_exec_mode is " + field(3);
+    return target;
+  }
+  const std::string where =
+      " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = " + connection_.quote(table);
+  const auto count = [&](const std::string& sql) {
+    return std::stoull(connection_.query(sql).at(0).at(0).value_or("0"));
+  };
+  if (count("SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = "
+            "DATABASE() AND EVENT_OBJECT_TABLE = " +
+            connection_.quote(table)) > 0) {
+    target.obstacle = "it has triggers, which row events do not fire";
+  } else if (count("SELECT COUNT(*) FROM information_schema.CHECK_CONSTRAINTS WHERE "
+                   "CONSTRAINT_SCHEMA = DATABASE() AND TABLE_NAME = " +
+                   connection_.quote(table)) > 0) {
+    target.obstacle = "it has CHECK constraints, which row events do not check";
+  } else if (count("SELECT COUNT(*) FROM information_schema.COLUMNS" + where +
+                   " AND IS_GENERATED <> 'NEVER'") > 0) {
+    target.obstacle = "it has generated columns";
+  }
+  if (!target.obstacle.empty()) return target;
+  try {
+    connection_.execute("BINLOG '" +
+                        base64_encode(RowEventEncoder::format_description(target.server_id)) + "'");
+  } catch (const MySqlError& e) {
+    if (e.retriable()) throw;
+    target.obstacle = e.code() == ER_SPECIFIC_ACCESS_DENIED_ERROR
+                          ? "the user lacks the BINLOG REPLAY privilege"
+                          : "the server refused a BINLOG statement: " + e.message();
+  }
+  return target;
+}
 
 KeyImage MySqlSinkConnection::text_image(const TableColumn& column, uint32_t prefix) {
   return collation_image(connection_, column.charset, column.collation, prefix);

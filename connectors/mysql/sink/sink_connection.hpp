@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sluice/connectors/mysql/connection.hpp"
+#include "sluice/connectors/mysql/sink/row_events.hpp"
 #include "sluice/connectors/mysql/sink/sink.hpp"
 #include "sluice/connectors/mysql/sink/xa.hpp"
 #include "sluice/engine/data/batch.hpp"
@@ -62,6 +63,12 @@ class SinkConnection {
   /// image, see collation_image()), of its first `prefix` characters (0:
   /// all); null: by its bytes.
   virtual KeyImage text_image(const TableColumn& column, uint32_t prefix) = 0;
+  /// Whether `table` takes changes as row events on this connection (see
+  /// RowEventEncoder); by default it does not.
+  virtual RowEventTarget row_event_target(const std::string& table) {
+    (void)table;
+    return {.obstacle = "its connection sends statements only"};
+  }
 
   /// `XA <command> <xid>`: START, END, PREPARE, COMMIT or ROLLBACK.
   virtual void xa(std::string_view command, const Xid& xid) = 0;
@@ -103,6 +110,10 @@ class MySqlSinkConnection final : public SinkConnection {
   }
   uint64_t max_allowed_packet() override { return connection_.max_allowed_packet(); }
   KeyImage text_image(const TableColumn& column, uint32_t prefix) override;
+  /// Asks the server: MariaDB, slave_exec_mode STRICT, the BINLOG REPLAY
+  /// privilege (a BINLOG statement of the format description alone), and
+  /// the table without triggers, CHECK constraints and generated columns.
+  RowEventTarget row_event_target(const std::string& table) override;
   void xa(std::string_view command, const Xid& xid) override;
   std::vector<Xid> xa_recover() override { return sluice::xa_recover(connection_); }
   void create_marker_table() override;

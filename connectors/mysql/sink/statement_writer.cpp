@@ -1,5 +1,6 @@
 #include "sluice/connectors/mysql/sink/statement_writer.hpp"
 
+#include <mysqld_error.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -17,6 +18,21 @@ namespace {
 // Rows per statement of execute_chunked(): larger batches gain little and
 // hold larger packets.
 constexpr size_t kRowsPerChunk = 2000;
+
+// The end of the chunk of `rows` from `begin` on: at most kRowsPerChunk
+// rows, whose values of `columns` take at most `budget` bytes on the wire
+// (`bytes`), or one row.
+size_t chunk_end(const Batch& batch, std::span<const uint32_t> rows, size_t begin,
+                 const std::vector<size_t>& columns, size_t budget, size_t& bytes) {
+  size_t end = begin;
+  while (end < rows.size() && end - begin < kRowsPerChunk) {
+    const size_t row_bytes = BulkStatement::wire_size(batch, rows[end], columns);
+    if (bytes + row_bytes > budget && end > begin) break;
+    bytes += row_bytes;
+    ++end;
+  }
+  return end;
+}
 
 // "?", as `table` compares its column `c` with a value of `c`'s input type:
 // a BIT with BYTES as the number they make.
@@ -159,6 +175,12 @@ void StatementWriter::fit_to(const TableInfo& table, const Schema& input,
 void StatementWriter::write(SinkConnection& connection, const Batch& rows,
                             const std::vector<UpsertBuffer::Run>& runs) {
   for (const UpsertBuffer::Run& run : runs) {
+    if (row_events_) {
+      // No other unique key, so nothing to displace (RowEventEncoder::fit).
+      counters_.rows_affected->add(write_row_events(connection, rows, run));
+      (run.deletes ? counters_.deletes : counters_.upserts)->add(run.rows.size());
+      continue;
+    }
     if (!run.deletes) {
       for (const BulkSql& displace : displace_) {
         const uint64_t displaced = execute_chunked(connection, displace, rows, run.rows);
@@ -184,14 +206,8 @@ uint64_t StatementWriter::execute_chunked(SinkConnection& connection, const Bulk
   size_t begin = 0;
   while (begin < rows.size()) {
     if (begin > 0) fault_point("mid-flush", subtask_);
-    size_t end = begin;
     size_t bytes = 0;
-    while (end < rows.size() && end - begin < kRowsPerChunk) {
-      const size_t row_bytes = BulkStatement::wire_size(batch, rows[end], statement.columns);
-      if (bytes + row_bytes > packet_budget_ && end > begin) break;
-      bytes += row_bytes;
-      ++end;
-    }
+    const size_t end = chunk_end(batch, rows, begin, statement.columns, packet_budget_, bytes);
     const size_t n = end - begin;
     try {
       affected += connection.execute_bulk(statement, batch, rows.subspan(begin, n));
@@ -212,6 +228,84 @@ uint64_t StatementWriter::execute_chunked(SinkConnection& connection, const Bulk
     begin = end;
   }
   return affected;
+}
+
+uint64_t StatementWriter::write_row_events(SinkConnection& connection, const Batch& batch,
+                                           const UpsertBuffer::Run& run) {
+  using Kind = RowEventEncoder::Kind;
+  const BulkSql& statement = run.deletes ? delete_ : upsert_;
+  // A Delete_rows of a key the table has no row of would fail: those keys
+  // (inserted and deleted since the last flush) go as a statement.
+  std::vector<uint32_t> as_events, as_statement;
+  std::vector<Kind> kinds;
+  for (size_t i = 0; i < run.rows.size(); ++i) {
+    if (run.deletes && !run.had_row[i]) {
+      as_statement.push_back(run.rows[i]);
+      continue;
+    }
+    as_events.push_back(run.rows[i]);
+    kinds.push_back(run.deletes ? Kind::kDelete : run.had_row[i] ? Kind::kUpdate : Kind::kWrite);
+  }
+  uint64_t affected = 0;
+  size_t begin = 0;
+  while (begin < as_events.size()) {
+    if (begin > 0) fault_point("mid-flush", subtask_);
+    // Within half the statements' budget: base64 takes a third more, and
+    // an update carries its key twice.
+    size_t bytes = 0;
+    const size_t end =
+        chunk_end(batch, as_events, begin, upsert_.columns, packet_budget_ / 2, bytes);
+    const auto chunk = std::span<const uint32_t>(as_events).subspan(begin, end - begin);
+    if (row_events_ && send_row_events(connection, batch, chunk,
+                                       std::span<const Kind>(kinds).subspan(begin, end - begin))) {
+      affected += chunk.size();
+    } else {
+      affected += execute_chunked(connection, statement, batch, chunk);
+    }
+    begin = end;
+  }
+  if (!as_statement.empty())
+    affected += execute_chunked(connection, statement, batch, as_statement);
+  return affected;
+}
+
+bool StatementWriter::send_row_events(SinkConnection& connection, const Batch& batch,
+                                      std::span<const uint32_t> rows,
+                                      std::span<const RowEventEncoder::Kind> kinds) {
+  const auto fall_back = [&] {
+    if (counters_.row_event_fallbacks != nullptr) counters_.row_event_fallbacks->add(1);
+    return false;
+  };
+  RowEventEncoder& encoder = *row_events_;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!encoder.add(kinds[i], batch, rows[i])) {
+      encoder.clear();
+      return fall_back();
+    }
+  }
+  const std::string sql = encoder.statement();
+  try {
+    connection.execute(sql);
+  } catch (const MySqlError& e) {
+    counters_.records_send_errors->add(rows.size());
+    // What a statement would meet, too: it decides, as it does without
+    // row events.
+    if (e.retriable() || e.code() == ER_LOCK_WAIT_TIMEOUT) throw;
+    const bool of_these_rows = e.code() == ER_KEY_NOT_FOUND || e.rejects_value() ||
+                               e.code() == ER_NO_REFERENCED_ROW_2 ||
+                               e.code() == ER_ROW_IS_REFERENCED_2;
+    if (!of_these_rows) {
+      spdlog::warn("mysql sink {}: the server refused row events ({}); writing statements", target_,
+                   e.what());
+      row_events_.reset();
+    }
+    return fall_back();
+  }
+  counters_.statements->add(1);
+  counters_.records_send->add(rows.size());
+  counters_.bytes_send->add(sql.size());
+  if (counters_.row_events != nullptr) counters_.row_events->add(rows.size());
+  return true;
 }
 
 uint64_t StatementWriter::execute_each(SinkConnection& connection, const BulkSql& statement,

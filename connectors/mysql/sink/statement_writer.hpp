@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "sluice/connectors/mysql/sink/row_events.hpp"
 #include "sluice/connectors/mysql/sink/sink_connection.hpp"
 #include "sluice/connectors/mysql/sink/upsert_buffer.hpp"
 #include "sluice/engine/data/schema.hpp"
@@ -85,6 +86,9 @@ class StatementWriter {
     Counter* records_send_errors = nullptr;
     Counter* displaced = nullptr;     ///< rows deleted for holding an upsert's unique value
     Counter* dead_letters = nullptr;  ///< rows the server refused, into the dead-letter table
+    Counter* row_events = nullptr;    ///< changes the server applied as row events
+    /// Chunks of row events written again as statements (see set_row_events()).
+    Counter* row_event_fallbacks = nullptr;
   };
 
   /// Where changes whose values the server refuses go instead of failing
@@ -117,6 +121,14 @@ class StatementWriter {
   /// the others of its statement are written.
   void set_dead_letters(DeadLetters letters) { dead_letters_ = std::move(letters); }
 
+  /// From now on writes upserts and deletes as row events (RowEventEncoder),
+  /// in chunks as statements are, with a delete of a key the table had no
+  /// row of (Run::had_row) as a statement. A chunk the encoder or the
+  /// server refuses goes as statements; after a refusal other than a row
+  /// found missing or present, so does everything from then on.
+  void set_row_events(RowEventEncoder encoder) { row_events_ = std::move(encoder); }
+  bool writes_row_events() const { return row_events_.has_value(); }
+
   /// Writes upsert-mode runs of `rows`' rows in their order, on
   /// `connection`, in the transaction the caller has open.
   void write(SinkConnection& connection, const Batch& rows,
@@ -144,6 +156,15 @@ class StatementWriter {
  private:
   uint64_t execute_chunked(SinkConnection& connection, const BulkSql& statement, const Batch& batch,
                            std::span<const uint32_t> rows);
+  // The run as row events, see set_row_events().
+  uint64_t write_row_events(SinkConnection& connection, const Batch& batch,
+                            const UpsertBuffer::Run& run);
+  // Rows `rows` of `batch`, each as `kinds` says, in one BINLOG
+  // statement; false if the encoder or the server refused them (the
+  // statement is then undone).
+  bool send_row_events(SinkConnection& connection, const Batch& batch,
+                       std::span<const uint32_t> rows,
+                       std::span<const RowEventEncoder::Kind> kinds);
   // `statement` for each of `rows` alone, each refused one a dead letter.
   uint64_t execute_each(SinkConnection& connection, const BulkSql& statement, const Batch& batch,
                         std::span<const uint32_t> rows);
@@ -170,6 +191,7 @@ class StatementWriter {
   uint64_t packet_budget_ = 1 << 19;
   std::function<std::string(int64_t position)> describe_position_;
   std::optional<DeadLetters> dead_letters_;
+  std::optional<RowEventEncoder> row_events_;
 };
 
 /// The CREATE TABLE IF NOT EXISTS of dead-letter table `table` (unquoted):

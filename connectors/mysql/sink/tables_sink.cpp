@@ -242,6 +242,9 @@ class SharedConnection {
     KeyImage text_image(const TableColumn& column, uint32_t prefix) override {
       return call([&](SinkConnection& to) { return to.text_image(column, prefix); });
     }
+    RowEventTarget row_event_target(const std::string& table) override {
+      return call([&](SinkConnection& to) { return to.row_event_target(table); });
+    }
     void xa(std::string_view, const Xid&) override { unshared(); }
     std::vector<Xid> xa_recover() override { unshared(); }
     void create_marker_table() override { unshared(); }

@@ -207,8 +207,9 @@ std::vector<UpsertBuffer::Run> UpsertBuffer::runs(bool resolve_held, const KeySe
     if (!entry->in_run) continue;
     // One run for consecutive changes of a kind, generations too: a
     // statement writes its rows in order.
-    if (out.empty() || out.back().deletes != entry->deleted) out.push_back({entry->deleted, {}});
+    if (out.empty() || out.back().deletes != entry->deleted) out.push_back({entry->deleted});
     out.back().rows.push_back(entry->row);
+    out.back().had_row.push_back(entry->holds != Before::kNothing);
   }
   for (Entry& entry : entries_) entry.in_run = entry.in_run && entry.generation < written;
   return out;

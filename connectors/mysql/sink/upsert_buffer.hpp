@@ -136,6 +136,11 @@ class UpsertBuffer {
   struct Run {
     bool deletes = false;
     std::vector<uint32_t> rows;
+    /// Per row: whether the table holds a row of its key before the run,
+    /// as the changes in order tell (its first change since the last write
+    /// was no +I, nor the +U of a key-changing update). A replay, or
+    /// anything else that wrote the table, may prove it wrong.
+    std::vector<bool> had_row;
   };
   /// Keys as encode_key() gives them.
   using KeySet = std::unordered_set<std::string>;

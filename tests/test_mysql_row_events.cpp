@@ -1,0 +1,291 @@
+#include <catch2/catch.hpp>
+
+#include "sluice/connectors/mysql/sink/sink.hpp"
+#include "sluice/engine/common/error.hpp"
+#include "sluice/engine/runtime/executor.hpp"
+#include "sluice/tests/mysql_support.hpp"
+#include "sluice/tests/support.hpp"
+#include "sluice/tests/test_sources.hpp"
+
+using namespace sluice;
+using testing::TestTable;
+using RowEvents = MySqlSinkOptions::RowEvents;
+
+namespace {
+
+using TextRows = std::vector<std::vector<std::optional<std::string>>>;
+
+struct RowEventRun {
+  JobResult result;
+  uint64_t counter(const std::string& name) const {
+    return result.metrics.counter("mysql." + name);
+  }
+};
+
+// `rows` into `table` by the MySQL sink with `row_events`, a flush every
+// `max_rows` records.
+RowEventRun write_into(TestTable& table, const Schema& schema, std::vector<Row> rows,
+                       RowEvents row_events, size_t max_rows, MySqlUrl url = {}) {
+  MySqlSinkOptions options;
+  options.url = url.host.empty() ? testing::test_mysql_url() : url;
+  options.table = table.name();
+  options.max_rows = max_rows;
+  options.row_events = row_events;
+  JobGraph graph("mysql-row-events");
+  graph.source("rows", testing::rows_source(schema, ChangelogMode::all(), std::move(rows)))
+      .sink("mysql", mysql_sink(options));
+  RuntimeOptions runtime = RuntimeOptions::without_checkpoints();
+  runtime.flush_interval = std::chrono::milliseconds(0);
+  testing::TempDir state;
+  runtime.checkpoint_dir = state.path();
+  return {Executor(runtime).run(graph)};
+}
+
+// A column of every type row events carry, and the input type that fills it.
+constexpr char kTypesTable[] =
+    "id BIGINT PRIMARY KEY, ti TINYINT, tu TINYINT UNSIGNED, b BOOLEAN, si SMALLINT, "
+    "mu MEDIUMINT UNSIGNED, i INT, iz INT(8) ZEROFILL, bu BIGINT UNSIGNED, d DECIMAL(10,2), "
+    "d38 DECIMAL(38,10), d65 DECIMAL(65,30), di DECIMAL(5,0), dbl DOUBLE, dt DATE, "
+    "ts0 DATETIME, ts3 DATETIME(3), ts6 DATETIME(6), tz TIMESTAMP(4) NULL, c CHAR(10), "
+    "vc VARCHAR(20), tx TEXT, lt LONGTEXT, bin BINARY(4), vb VARBINARY(10), bl BLOB";
+const Schema kTypes = Schema::parse(
+    "id BIGINT, ti BIGINT, tu BIGINT, b BOOLEAN, si BIGINT, mu BIGINT, i BIGINT, iz BIGINT, "
+    "bu DECIMAL(20,0), d DECIMAL(10,2), d38 DECIMAL(38,10), d65 DECIMAL(65,30), di BIGINT, "
+    "dbl DOUBLE, dt DATE, ts0 TIMESTAMP, ts3 TIMESTAMP, ts6 TIMESTAMP, tz TIMESTAMP, c STRING, "
+    "vc STRING, tx STRING, lt STRING, bin BYTES, vb BYTES, bl BYTES, PRIMARY KEY (id)");
+
+Value dec(const char* text) { return Decimal::of(text); }
+std::string repeat(std::string_view text, size_t n) {
+  std::string out;
+  for (size_t i = 0; i < n; ++i) out += text;
+  return out;
+}
+constexpr char kAwkward[] = "quote ' back \\ nul \0 tab \t end";
+Value ts(const char* text) { return Timestamp::parse(text); }
+
+std::vector<Value> lows(int64_t id) {
+  return {id,
+          -128,
+          0,
+          Value::boolean(false),
+          -32768,
+          0,
+          int64_t{INT32_MIN},
+          0,
+          dec("0"),
+          dec("-99999999.99"),
+          dec("-9999999999999999999999999999.9999999999"),
+          dec("-0.000000000000000000000000000001"),
+          -99999,
+          -1.7976931348623157e308,
+          Date::parse("1000-01-01"),
+          ts("1000-01-01 00:00:00"),
+          ts("1969-12-31 23:59:59.999"),
+          ts("0001-01-01 00:00:00.000001"),
+          ts("1970-01-01 00:00:01.0001"),
+          "a",
+          "é😀",
+          "",
+          "x",
+          Value::bytes(std::string("\x01", 1)),
+          Value::bytes(""),
+          Value::bytes(std::string("\x00\xff", 2))};
+}
+
+std::vector<Value> highs(int64_t id) {
+  return {id,
+          127,
+          255,
+          Value::boolean(true),
+          32767,
+          16777215,
+          int64_t{INT32_MAX},
+          12345,
+          dec("18446744073709551615"),
+          dec("99999999.99"),
+          dec("9999999999999999999999999999.9999999999"),
+          dec("12345.678901234567890123456789012345"),
+          99999,
+          1.7976931348623157e308,
+          Date::parse("9999-12-31"),
+          ts("9999-12-31 23:59:59"),
+          ts("9999-12-31 23:59:59.999"),
+          ts("9999-12-31 23:59:59.999999"),
+          ts("2038-01-19 03:14:07.9999"),
+          "Ωmega 😀 ab",
+          repeat("é", 20),
+          std::string(kAwkward, sizeof kAwkward - 1),
+          std::string(100'000, 'y'),
+          Value::bytes("\xff\xff\xff\xff"),
+          Value::bytes(std::string(10, '\0')),
+          Value::bytes(std::string(60'000, '\xab'))};
+}
+
+std::vector<Value> nulls(int64_t id) {
+  std::vector<Value> values(kTypes.size());
+  values[0] = id;
+  return values;
+}
+
+std::vector<Value> zeros(int64_t id) {
+  return {id,
+          0,
+          0,
+          Value::boolean(false),
+          0,
+          0,
+          0,
+          0,
+          dec("0"),
+          dec("0.00"),
+          dec("0"),
+          dec("0"),
+          0,
+          0.0,
+          Date::zero(),
+          Timestamp::zero(),
+          Timestamp::zero(),
+          Timestamp::zero(),
+          Timestamp::zero(),
+          "",
+          "",
+          "",
+          "",
+          Value::bytes(""),
+          Value::bytes(""),
+          Value::bytes("")};
+}
+
+Row row(RowKind kind, std::vector<Value> values) { return Row(kind, std::move(values)); }
+
+}  // namespace
+
+TEST_CASE("row events write every type they carry as statements do, inserts, updates and deletes",
+          "[mysql]") {
+  // Flushes of four changes: inserts, then updates, deletes, a key inserted
+  // and deleted before its flush, and values back and forth.
+  std::vector<Row> changes = {
+      row(RowKind::kInsert, lows(1)),        row(RowKind::kInsert, highs(2)),
+      row(RowKind::kInsert, nulls(3)),       row(RowKind::kInsert, zeros(4)),
+      row(RowKind::kUpdateBefore, lows(1)),  row(RowKind::kUpdateAfter, highs(1)),
+      row(RowKind::kUpdateBefore, zeros(4)), row(RowKind::kUpdateAfter, nulls(4)),
+      row(RowKind::kDelete, nulls(3)),       row(RowKind::kInsert, lows(5)),
+      row(RowKind::kDelete, lows(5)),        row(RowKind::kInsert, zeros(6)),
+      row(RowKind::kUpdateAfter, lows(2)),   row(RowKind::kInsert, highs(3)),
+      row(RowKind::kDelete, highs(1)),       row(RowKind::kUpdateAfter, zeros(6))};
+  TestTable by_events("row_types", kTypesTable);
+  TestTable by_statements("statement_types", kTypesTable);
+  const RowEventRun events = write_into(by_events, kTypes, changes, RowEvents::kOn, 4);
+  const RowEventRun statements = write_into(by_statements, kTypes, changes, RowEvents::kOff, 4);
+  INFO(events.result.error << statements.result.error);
+  REQUIRE(events.result.finished());
+  REQUIRE(statements.result.finished());
+  const TextRows rows = by_events.rows();
+  CHECK(rows == by_statements.rows());
+  CHECK(rows.size() == 4);  // keys 2, 3, 4, 6
+  // Every change but the delete of key 5, which the table never held,
+  // went as a row event; and none as statements after.
+  CHECK(events.counter("row-events") == events.counter("upserts") + events.counter("deletes") - 1);
+  CHECK(events.counter("row-events.fallbacks") == 0);
+  CHECK(statements.counter("row-events") == 0);
+  const auto checksum = [](TestTable& table) {
+    return table.connection().query("CHECKSUM TABLE " + table.name()).at(0).at(1);
+  };
+  CHECK(checksum(by_events) == checksum(by_statements));
+}
+
+TEST_CASE("a row event that the table proves wrong goes again as statements, which converge",
+          "[mysql]") {
+  // What a replay meets: the table already holds key 1, lacks key 2 that
+  // an update changes, and key 3 that a delete removes.
+  const Schema schema = Schema::parse("id BIGINT, v BIGINT, PRIMARY KEY (id)");
+  TestTable table("row_replay", "id BIGINT PRIMARY KEY, v BIGINT");
+  table.connection().execute("INSERT INTO " + table.name() + " VALUES (1, 100), (4, 4)");
+  const RowEventRun run = write_into(table, schema,
+                                     {Row(RowKind::kInsert, {int64_t{1}, int64_t{10}}),
+                                      Row(RowKind::kUpdateAfter, {int64_t{2}, int64_t{20}}),
+                                      Row(RowKind::kDelete, {int64_t{3}, Value()}),
+                                      Row(RowKind::kUpdateAfter, {int64_t{4}, int64_t{40}}),
+                                      Row(RowKind::kInsert, {int64_t{5}, int64_t{50}})},
+                                     RowEvents::kOn, 1);
+  INFO(run.result.error);
+  REQUIRE(run.result.finished());
+  CHECK(table.rows() == TextRows{{"1", "10"}, {"2", "20"}, {"4", "40"}, {"5", "50"}});
+  CHECK(run.counter("row-events.fallbacks") == 3);
+  CHECK(run.counter("row-events") == 2);  // keys 4 and 5
+}
+
+TEST_CASE("values row events would not write as a statement does go as statements", "[mysql]") {
+  const Schema schema =
+      Schema::parse("id BIGINT, t TIMESTAMP, d DECIMAL(10,4), s STRING, PRIMARY KEY (id)");
+  constexpr char kColumns[] = "id BIGINT PRIMARY KEY, t DATETIME, d DECIMAL(10,2), s VARCHAR(3)";
+  // A fraction the column does not keep, digits its scale does not: the
+  // server cuts them. Then a flush of values it takes as they are.
+  const std::vector<Row> changes = {
+      Row(RowKind::kInsert, {int64_t{1}, ts("2026-01-01 10:00:00.6"), dec("1.0000"), "abc"}),
+      Row(RowKind::kInsert, {int64_t{2}, ts("2026-01-01 10:00:00"), dec("1.2345"), "é"}),
+      Row(RowKind::kInsert, {int64_t{3}, ts("2026-01-01 10:00:00"), dec("1.5000"), "😀😀😀"})};
+  TestTable by_events("row_cut", kColumns);
+  TestTable by_statements("statement_cut", kColumns);
+  const RowEventRun events = write_into(by_events, schema, changes, RowEvents::kOn, 1);
+  const RowEventRun statements = write_into(by_statements, schema, changes, RowEvents::kOff, 1);
+  INFO(events.result.error << statements.result.error);
+  REQUIRE(events.result.finished());
+  REQUIRE(statements.result.finished());
+  CHECK(by_events.rows() == by_statements.rows());
+  CHECK(events.counter("row-events.fallbacks") == 2);
+  CHECK(events.counter("row-events") == 1);
+
+  SECTION("a value too long fails the job, naming its key, as a statement does") {
+    TestTable table("row_long", kColumns);
+    const RowEventRun run = write_into(
+        table, schema,
+        {Row(RowKind::kInsert, {int64_t{7}, ts("2026-01-01 10:00:00"), dec("1"), "abcd"})},
+        RowEvents::kOn, 1);
+    CHECK(run.result.status == JobResult::Status::kFailed);
+    CHECK_THAT(run.result.error, Catch::Contains("Data too long") && Catch::Contains("id=7"));
+  }
+}
+
+TEST_CASE("sink.row-events=on fails at the start, saying why, where the table takes none",
+          "[mysql]") {
+  const Schema schema = Schema::parse("id BIGINT, v BIGINT, PRIMARY KEY (id)");
+  const std::vector<Row> one = {Row(RowKind::kInsert, {int64_t{1}, int64_t{1}})};
+  SECTION("another unique key") {
+    TestTable table("row_unique", "id BIGINT PRIMARY KEY, v BIGINT UNIQUE");
+    const RowEventRun run = write_into(table, schema, one, RowEvents::kOn, 1);
+    CHECK_THAT(run.result.error, Catch::Contains("sink.row-events=on") &&
+                                     Catch::Contains("a unique key besides the sink's (v)"));
+    // auto writes statements instead.
+    CHECK(write_into(table, schema, one, RowEvents::kAuto, 1).result.finished());
+    CHECK(table.rows() == TextRows{{"1", "1"}});
+  }
+  SECTION("a trigger") {
+    TestTable table("row_trigger", "id BIGINT PRIMARY KEY, v BIGINT");
+    TestTable log("row_trigger_log", "id BIGINT PRIMARY KEY");
+    table.connection().execute("CREATE TRIGGER " + table.name() + "_log AFTER INSERT ON " +
+                               table.name() + " FOR EACH ROW INSERT INTO " + log.name() +
+                               " VALUES (NEW.id)");
+    CHECK_THAT(write_into(table, schema, one, RowEvents::kOn, 1).result.error,
+               Catch::Contains("triggers"));
+    // auto writes statements, which fire it.
+    CHECK(write_into(table, schema, one, RowEvents::kAuto, 1).result.finished());
+    CHECK(log.rows() == TextRows{{"1"}});
+  }
+  SECTION("a column of a type row events do not carry here") {
+    TestTable table("row_latin1", "id BIGINT PRIMARY KEY, v VARCHAR(10) CHARACTER SET latin1");
+    const RowEventRun run =
+        write_into(table, Schema::parse("id BIGINT, v STRING, PRIMARY KEY (id)"),
+                   {Row(RowKind::kInsert, {int64_t{1}, "é"})}, RowEvents::kOn, 1);
+    CHECK_THAT(run.result.error, Catch::Contains("column 'v' is varchar(10) latin1"));
+  }
+  SECTION("a user without the BINLOG REPLAY privilege") {
+    TestTable table("row_privilege", "id BIGINT PRIMARY KEY, v BIGINT");
+    MySqlUrl plain = testing::test_mysql_url();
+    plain.user = "sluice_plain";  // scripts/mariadb's user without it
+    CHECK_THAT(write_into(table, schema, one, RowEvents::kOn, 1, plain).result.error,
+               Catch::Contains("lacks the BINLOG REPLAY privilege"));
+    CHECK(write_into(table, schema, one, RowEvents::kAuto, 1, plain).result.finished());
+    CHECK(table.rows() == TextRows{{"1", "1"}});
+  }
+}
