@@ -191,7 +191,8 @@ size_t binary_decimal_size(int precision, int scale) {
 
 // MySQL's binary DECIMAL: groups of nine digits in four bytes, big-endian,
 // the leftover digits in fewer; the sign bit flipped, and every bit of a
-// negative number inverted.
+// negative number inverted. Up to 38 digits the unscaled number fits an
+// __int128; beyond, it is read through its text.
 Decimal decode_binary_decimal(const uint8_t* b, int precision, int scale) {
   static constexpr int kBytes[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
   const int intg = precision - scale;
@@ -205,6 +206,17 @@ Decimal decode_binary_decimal(const uint8_t* b, int precision, int scale) {
     }
     return v;
   };
+  if (precision <= 38) {
+    // The digits, group after group, as one unscaled integer.
+    __int128 unscaled = intg % 9 > 0 ? group(kBytes[intg % 9]) : 0;
+    for (int g = 0; g < intg / 9 + scale / 9; ++g) unscaled = unscaled * 1'000'000'000 + group(4);
+    if (scale % 9 > 0) {
+      int64_t shift = 1;
+      for (int d = 0; d < scale % 9; ++d) shift *= 10;
+      unscaled = unscaled * shift + group(kBytes[scale % 9]);
+    }
+    return Decimal(negative ? -unscaled : unscaled, scale);
+  }
   const auto digits = [](uint64_t v, int width) {
     std::string text = std::to_string(v);
     return std::string(static_cast<size_t>(std::max(0, width - static_cast<int>(text.size()))),
