@@ -131,19 +131,33 @@ namespace {
 constexpr char kBase64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 }  // namespace
 
+void base64_append(std::string_view bytes, std::string& out) {
+  const size_t at = out.size();
+  out.resize(at + (bytes.size() + 2) / 3 * 4);
+  char* o = out.data() + at;
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  const size_t n = bytes.size();
+  size_t i = 0;
+  for (; i + 3 <= n; i += 3) {
+    const uint32_t v = uint32_t{p[i]} << 16 | uint32_t{p[i + 1]} << 8 | p[i + 2];
+    *o++ = kBase64[v >> 18];
+    *o++ = kBase64[(v >> 12) & 63];
+    *o++ = kBase64[(v >> 6) & 63];
+    *o++ = kBase64[v & 63];
+  }
+  if (i < n) {
+    const bool two = i + 1 < n;
+    const uint32_t v = uint32_t{p[i]} << 16 | (two ? uint32_t{p[i + 1]} << 8 : 0);
+    *o++ = kBase64[v >> 18];
+    *o++ = kBase64[(v >> 12) & 63];
+    *o++ = two ? kBase64[(v >> 6) & 63] : '=';
+    *o++ = '=';
+  }
+}
+
 std::string base64_encode(std::string_view bytes) {
   std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  for (size_t i = 0; i < bytes.size(); i += 3) {
-    const size_t n = std::min<size_t>(3, bytes.size() - i);
-    uint32_t v = 0;
-    for (size_t k = 0; k < 3; ++k) {
-      v = (v << 8) | (k < n ? static_cast<unsigned char>(bytes[i + k]) : 0u);
-    }
-    for (size_t k = 0; k < 4; ++k) {
-      out.push_back(k <= n ? kBase64[(v >> (18 - 6 * k)) & 63] : '=');
-    }
-  }
+  base64_append(bytes, out);
   return out;
 }
 

@@ -139,6 +139,8 @@ size_t hash_field(Time v);
 /// `bytes` in base64 (RFC 4648, padded), and back; base64_decode throws
 /// DataError for text that is not base64.
 std::string base64_encode(std::string_view bytes);
+/// Appends base64_encode(bytes) to `out`.
+void base64_append(std::string_view bytes, std::string& out);
 std::string base64_decode(std::string_view text);
 
 /// Parses the text form of a non-NULL value of `type` (how a file or the

@@ -346,8 +346,7 @@ std::optional<RowEventEncoder> RowEventEncoder::fit(const RowEventTarget& target
     }
   }
   // The statement's head: how to read it, and the table its rows are of.
-  std::string& head = encoder.head_;
-  head = format_description(target.server_id);
+  std::string head = format_description(target.server_id);
   const size_t map_start = head.size();
   append_header(head, kTableMapEvent, target.server_id, 0);
   append_le(head, kTableId, 6);
@@ -369,6 +368,7 @@ std::optional<RowEventEncoder> RowEventEncoder::fit(const RowEventTarget& target
   head += metadata;
   append_bitmap(head, encoder.columns_.size(), nullable);
   patch_size(head, map_start);
+  encoder.head_base64_ = base64_encode(head);
   return encoder;
 }
 
@@ -410,7 +410,15 @@ void RowEventEncoder::end_event(bool last) {
 
 std::string RowEventEncoder::statement() {
   if (kind_) end_event(true);
-  std::string sql = "BINLOG '" + base64_encode(head_ + events_) + "'";
+  // Base64 chunks, as mariadb-binlog writes them: the head's, made once,
+  // and the rows events'.
+  std::string sql;
+  sql.reserve(head_base64_.size() + events_.size() / 3 * 4 + 32);
+  sql += "BINLOG '";
+  sql += head_base64_;
+  sql += '\n';
+  base64_append(events_, sql);
+  sql += "'";
   clear();
   return sql;
 }

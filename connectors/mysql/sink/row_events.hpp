@@ -113,7 +113,7 @@ class RowEventEncoder {
   std::vector<ColumnCode> columns_;  // in the table's order
   std::vector<size_t> all_;          // 0 … columns_.size()-1
   std::vector<size_t> key_;          // the key's entries of columns_
-  std::string head_;                 // the format description and the Table_map
+  std::string head_base64_;          // the format description and the Table_map
   uint32_t server_id_ = 0;
   std::string events_;
   std::optional<Kind> kind_;  // of the rows event being written
