@@ -362,6 +362,16 @@ void MySqlConnection::execute(std::string_view sql) {
   if (MYSQL_RES* result = mysql_store_result(mysql_)) mysql_free_result(result);
 }
 
+void MySqlConnection::send(std::string_view sql) {
+  call_starting();
+  if (mysql_send_query(mysql_, sql.data(), sql.size()) != 0) throw_error(shortened_sql(sql));
+}
+
+void MySqlConnection::receive(std::string_view sql) {
+  if (mysql_read_query_result(mysql_) != 0) throw_error(std::string(sql));
+  if (MYSQL_RES* result = mysql_store_result(mysql_)) mysql_free_result(result);
+}
+
 std::vector<std::vector<std::optional<std::string>>> MySqlConnection::query(std::string_view sql) {
   MySqlResult result = query_result(sql);
   std::vector<std::vector<std::optional<std::string>>> rows;

@@ -177,6 +177,11 @@ class MySqlConnection {
   MySqlConnection& operator=(const MySqlConnection&) = delete;
 
   void execute(std::string_view sql);
+  /// execute() in two halves: send() returns once `sql` is sent,
+  /// receive() waits for the server's answer and throws its error, naming
+  /// `sql` as given. Nothing else may run on the connection in between.
+  void send(std::string_view sql);
+  void receive(std::string_view sql);
   /// Runs a query and returns its rows; NULL is nullopt.
   std::vector<std::vector<std::optional<std::string>>> query(std::string_view sql);
   /// Runs a query and returns its result, read whole, to be gone through

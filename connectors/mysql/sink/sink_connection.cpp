@@ -50,6 +50,13 @@ MySqlSinkConnection::MySqlSinkConnection(const MySqlUrl& url, const MySqlSession
 // Out of line: BulkStatement is complete here.
 MySqlSinkConnection::~MySqlSinkConnection() = default;
 
+void MySqlSinkConnection::send(std::string sql) {
+  sent_ = shortened_sql(sql);
+  connection_.send(sql);
+}
+
+void MySqlSinkConnection::finish() { connection_.receive(sent_); }
+
 RowEventTarget MySqlSinkConnection::row_event_target(const std::string& table) {
   RowEventTarget target;
   const auto server =

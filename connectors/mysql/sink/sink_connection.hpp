@@ -52,6 +52,12 @@ class SinkConnection {
 
   /// Runs a statement without result rows.
   virtual void execute(std::string_view sql) = 0;
+  /// Sends `sql`, a statement without result rows, and may return before
+  /// the server has run it: finish() then waits for its end and throws
+  /// its error. The connection runs nothing else in between. By default it
+  /// runs it at once.
+  virtual void send(std::string sql) { execute(sql); }
+  virtual void finish() {}
   /// Runs `statement` for rows `rows` of `batch`, in as few round trips as
   /// it can; returns the rows affected.
   virtual uint64_t execute_bulk(const BulkSql& statement, const Batch& batch,
@@ -103,6 +109,8 @@ class MySqlSinkConnection final : public SinkConnection {
   ~MySqlSinkConnection() override;
 
   void execute(std::string_view sql) override { connection_.execute(sql); }
+  void send(std::string sql) override;
+  void finish() override;
   uint64_t execute_bulk(const BulkSql& statement, const Batch& batch,
                         std::span<const uint32_t> rows) override;
   std::optional<TableInfo> find_table(const std::string& table) override {
@@ -129,6 +137,7 @@ class MySqlSinkConnection final : public SinkConnection {
 
   MySqlConnection connection_;
   SessionId session_;
+  std::string sent_;  // what send() sent, shortened, for its error
   // Prepared on first use, one per statement and parameter types.
   std::map<std::string, std::unique_ptr<BulkStatement>> statements_;
 };

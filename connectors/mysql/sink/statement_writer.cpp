@@ -246,7 +246,23 @@ uint64_t StatementWriter::write_row_events(SinkConnection& connection, const Bat
     as_events.push_back(run.rows[i]);
     kinds.push_back(run.deletes ? Kind::kDelete : run.had_row[i] ? Kind::kUpdate : Kind::kWrite);
   }
+  // Each chunk is encoded while the server applies the one sent before.
   uint64_t affected = 0;
+  std::span<const uint32_t> sent;  // the chunk the server is applying
+  size_t sent_bytes = 0;
+  const auto finish_sent = [&] {
+    if (sent.empty()) return;
+    const std::span<const uint32_t> chunk = std::exchange(sent, {});
+    if (applied(chunk.size(), [&] { connection.finish(); })) {
+      counters_.statements->add(1);
+      counters_.records_send->add(chunk.size());
+      counters_.bytes_send->add(sent_bytes);
+      if (counters_.row_events != nullptr) counters_.row_events->add(chunk.size());
+      affected += chunk.size();
+    } else {
+      affected += execute_chunked(connection, statement, batch, chunk);
+    }
+  };
   size_t begin = 0;
   while (begin < as_events.size()) {
     if (begin > 0) fault_point("mid-flush", subtask_);
@@ -256,38 +272,46 @@ uint64_t StatementWriter::write_row_events(SinkConnection& connection, const Bat
     const size_t end =
         chunk_end(batch, as_events, begin, upsert_.columns, packet_budget_ / 2, bytes);
     const auto chunk = std::span<const uint32_t>(as_events).subspan(begin, end - begin);
-    if (row_events_ && send_row_events(connection, batch, chunk,
-                                       std::span<const Kind>(kinds).subspan(begin, end - begin))) {
-      affected += chunk.size();
+    std::optional<std::string> sql =
+        encode_row_events(batch, chunk, std::span<const Kind>(kinds).subspan(begin, end - begin));
+    finish_sent();
+    const size_t sql_bytes = sql ? sql->size() : 0;
+    if (sql && row_events_ && applied(chunk.size(), [&] { connection.send(std::move(*sql)); })) {
+      sent = chunk;
+      sent_bytes = sql_bytes;
     } else {
       affected += execute_chunked(connection, statement, batch, chunk);
     }
     begin = end;
   }
+  finish_sent();
   if (!as_statement.empty())
     affected += execute_chunked(connection, statement, batch, as_statement);
   return affected;
 }
 
-bool StatementWriter::send_row_events(SinkConnection& connection, const Batch& batch,
-                                      std::span<const uint32_t> rows,
-                                      std::span<const RowEventEncoder::Kind> kinds) {
-  const auto fall_back = [&] {
-    if (counters_.row_event_fallbacks != nullptr) counters_.row_event_fallbacks->add(1);
-    return false;
-  };
+std::optional<std::string> StatementWriter::encode_row_events(
+    const Batch& batch, std::span<const uint32_t> rows,
+    std::span<const RowEventEncoder::Kind> kinds) {
+  if (!row_events_) return std::nullopt;
   RowEventEncoder& encoder = *row_events_;
   for (size_t i = 0; i < rows.size(); ++i) {
     if (!encoder.add(kinds[i], batch, rows[i])) {
       encoder.clear();
-      return fall_back();
+      if (counters_.row_event_fallbacks != nullptr) counters_.row_event_fallbacks->add(1);
+      return std::nullopt;
     }
   }
-  const std::string sql = encoder.statement();
+  return encoder.statement();
+}
+
+template <typename Call>
+bool StatementWriter::applied(size_t rows, Call&& call) {
   try {
-    connection.execute(sql);
+    call();
+    return true;
   } catch (const MySqlError& e) {
-    counters_.records_send_errors->add(rows.size());
+    counters_.records_send_errors->add(rows);
     // What a statement would meet, too: it decides, as it does without
     // row events.
     if (e.retriable() || e.code() == ER_LOCK_WAIT_TIMEOUT) throw;
@@ -299,13 +323,9 @@ bool StatementWriter::send_row_events(SinkConnection& connection, const Batch& b
                    e.what());
       row_events_.reset();
     }
-    return fall_back();
+    if (counters_.row_event_fallbacks != nullptr) counters_.row_event_fallbacks->add(1);
+    return false;
   }
-  counters_.statements->add(1);
-  counters_.records_send->add(rows.size());
-  counters_.bytes_send->add(sql.size());
-  if (counters_.row_events != nullptr) counters_.row_events->add(rows.size());
-  return true;
 }
 
 uint64_t StatementWriter::execute_each(SinkConnection& connection, const BulkSql& statement,

@@ -159,12 +159,16 @@ class StatementWriter {
   // The run as row events, see set_row_events().
   uint64_t write_row_events(SinkConnection& connection, const Batch& batch,
                             const UpsertBuffer::Run& run);
-  // Rows `rows` of `batch`, each as `kinds` says, in one BINLOG
-  // statement; false if the encoder or the server refused them (the
-  // statement is then undone).
-  bool send_row_events(SinkConnection& connection, const Batch& batch,
-                       std::span<const uint32_t> rows,
-                       std::span<const RowEventEncoder::Kind> kinds);
+  // Rows `rows` of `batch`, each as `kinds` says, as one BINLOG
+  // statement; nullopt if the encoder refuses one.
+  std::optional<std::string> encode_row_events(const Batch& batch, std::span<const uint32_t> rows,
+                                               std::span<const RowEventEncoder::Kind> kinds);
+  // Whether `call`, the sending of a BINLOG statement of `rows` rows or
+  // the wait for its end, went through. False where the server refused the
+  // statement (and undid it), which its rows' statements then decide;
+  // other errors are thrown.
+  template <typename Call>
+  bool applied(size_t rows, Call&& call);
   // `statement` for each of `rows` alone, each refused one a dead letter.
   uint64_t execute_each(SinkConnection& connection, const BulkSql& statement, const Batch& batch,
                         std::span<const uint32_t> rows);

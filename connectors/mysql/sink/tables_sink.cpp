@@ -229,6 +229,12 @@ class SharedConnection {
       }
       call([&](SinkConnection& to) { to.execute(sql); });
     }
+    void send(std::string sql) override {
+      call([&](SinkConnection& to) { to.send(std::move(sql)); });
+    }
+    void finish() override {
+      call([&](SinkConnection& to) { to.finish(); });
+    }
     uint64_t execute_bulk(const BulkSql& statement, const Batch& batch,
                           std::span<const uint32_t> rows) override {
       return call([&](SinkConnection& to) { return to.execute_bulk(statement, batch, rows); });
