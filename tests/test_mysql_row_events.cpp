@@ -260,6 +260,13 @@ TEST_CASE("sink.row-events=on fails at the start, saying why, where the table ta
     CHECK(write_into(table, schema, one, RowEvents::kAuto, 1).result.finished());
     CHECK(table.rows() == TextRows{{"1", "1"}});
   }
+  SECTION("a primary key on a prefix of a column") {
+    TestTable table("row_prefix", "k VARCHAR(20), v BIGINT, PRIMARY KEY (k(4))");
+    const RowEventRun run =
+        write_into(table, Schema::parse("k STRING, v BIGINT, PRIMARY KEY (k)"),
+                   {Row(RowKind::kInsert, {"abcdef", int64_t{1}})}, RowEvents::kOn, 1);
+    CHECK_THAT(run.result.error, Catch::Contains("a prefix of a column"));
+  }
   SECTION("a trigger") {
     TestTable table("row_trigger", "id BIGINT PRIMARY KEY, v BIGINT");
     TestTable log("row_trigger_log", "id BIGINT PRIMARY KEY");
@@ -288,4 +295,24 @@ TEST_CASE("sink.row-events=on fails at the start, saying why, where the table ta
     CHECK(write_into(table, schema, one, RowEvents::kAuto, 1, plain).result.finished());
     CHECK(table.rows() == TextRows{{"1", "1"}});
   }
+}
+
+TEST_CASE("a chunk the server refuses among several of one flush goes as statements in its place",
+          "[mysql]") {
+  // 5,000 new keys in one flush: chunks of 2,000, 2,000 and 1,000, each
+  // encoded while the server applies the one before. The table already
+  // holds a key of the second.
+  const Schema schema = Schema::parse("id BIGINT, v BIGINT, PRIMARY KEY (id)");
+  TestTable table("row_chunks", "id BIGINT PRIMARY KEY, v BIGINT");
+  table.connection().execute("INSERT INTO " + table.name() + " VALUES (3000, -1)");
+  std::vector<Row> inserts;
+  for (int64_t id = 1; id <= 5000; ++id) inserts.push_back(Row(RowKind::kInsert, {id, id}));
+  const RowEventRun run = write_into(table, schema, inserts, RowEvents::kOn, 0);
+  INFO(run.result.error);
+  REQUIRE(run.result.finished());
+  CHECK(run.counter("row-events.fallbacks") == 1);
+  CHECK(run.counter("row-events") == 3000);
+  const auto wrong = table.connection().query("SELECT COUNT(*), SUM(id <> v) FROM " + table.name());
+  CHECK(wrong.at(0).at(0) == "5000");
+  CHECK(wrong.at(0).at(1) == "0");
 }
