@@ -24,11 +24,16 @@ constexpr int64_t kMicrosPerDay = 86'400 * kMicrosPerSecond;
 // Bytes of a DECIMAL group of 0 … 9 digits.
 constexpr int kDecimalBytes[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
 
+// `bytes` (at most 8) of `v`, least or most significant first.
 void append_le(std::string& out, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
+  char b[8];
+  for (int i = 0; i < bytes; ++i) b[i] = static_cast<char>(v >> (8 * i));
+  out.append(b, static_cast<size_t>(bytes));
 }
 void append_be(std::string& out, uint64_t v, int bytes) {
-  for (int i = bytes - 1; i >= 0; --i) out.push_back(static_cast<char>(v >> (8 * i)));
+  char b[8];
+  for (int i = 0; i < bytes; ++i) b[i] = static_cast<char>(v >> (8 * (bytes - 1 - i)));
+  out.append(b, static_cast<size_t>(bytes));
 }
 // The binlog's packed integer.
 void append_packed(std::string& out, uint64_t v) {
