@@ -41,6 +41,20 @@ RowEventRun write_into(TestTable& table, const Schema& schema, std::vector<Row> 
   return {Executor(runtime).run(graph)};
 }
 
+// `changes` into `by_events` with sink.row-events=on and into
+// `by_statements` with off; both jobs finish.
+std::pair<RowEventRun, RowEventRun> write_both_ways(TestTable& by_events, TestTable& by_statements,
+                                                    const Schema& schema,
+                                                    const std::vector<Row>& changes,
+                                                    size_t max_rows) {
+  RowEventRun events = write_into(by_events, schema, changes, RowEvents::kOn, max_rows);
+  RowEventRun statements = write_into(by_statements, schema, changes, RowEvents::kOff, max_rows);
+  INFO(events.result.error << statements.result.error);
+  REQUIRE(events.result.finished());
+  REQUIRE(statements.result.finished());
+  return {std::move(events), std::move(statements)};
+}
+
 // A column of every type row events carry, and the input type that fills it.
 constexpr char kTypesTable[] =
     "id BIGINT PRIMARY KEY, ti TINYINT, tu TINYINT UNSIGNED, b BOOLEAN, si SMALLINT, "
@@ -175,11 +189,7 @@ TEST_CASE("row events write every type they carry as statements do, inserts, upd
       row(RowKind::kDelete, highs(1)),       row(RowKind::kUpdateAfter, zeros(6))};
   TestTable by_events("row_types", kTypesTable);
   TestTable by_statements("statement_types", kTypesTable);
-  const RowEventRun events = write_into(by_events, kTypes, changes, RowEvents::kOn, 4);
-  const RowEventRun statements = write_into(by_statements, kTypes, changes, RowEvents::kOff, 4);
-  INFO(events.result.error << statements.result.error);
-  REQUIRE(events.result.finished());
-  REQUIRE(statements.result.finished());
+  const auto [events, statements] = write_both_ways(by_events, by_statements, kTypes, changes, 4);
   const TextRows rows = by_events.rows();
   CHECK(rows == by_statements.rows());
   CHECK(rows.size() == 4);  // keys 2, 3, 4, 6
@@ -227,11 +237,7 @@ TEST_CASE("values row events would not write as a statement does go as statement
       Row(RowKind::kInsert, {int64_t{3}, ts("2026-01-01 10:00:00"), dec("1.5000"), "😀😀😀"})};
   TestTable by_events("row_cut", kColumns);
   TestTable by_statements("statement_cut", kColumns);
-  const RowEventRun events = write_into(by_events, schema, changes, RowEvents::kOn, 1);
-  const RowEventRun statements = write_into(by_statements, schema, changes, RowEvents::kOff, 1);
-  INFO(events.result.error << statements.result.error);
-  REQUIRE(events.result.finished());
-  REQUIRE(statements.result.finished());
+  const auto [events, statements] = write_both_ways(by_events, by_statements, schema, changes, 1);
   CHECK(by_events.rows() == by_statements.rows());
   CHECK(events.counter("row-events.fallbacks") == 2);
   CHECK(events.counter("row-events") == 1);
