@@ -61,12 +61,14 @@ constexpr char kTypesTable[] =
     "mu MEDIUMINT UNSIGNED, i INT, iz INT(8) ZEROFILL, bu BIGINT UNSIGNED, d DECIMAL(10,2), "
     "d38 DECIMAL(38,10), d65 DECIMAL(65,30), di DECIMAL(5,0), dbl DOUBLE, dt DATE, "
     "ts0 DATETIME, ts3 DATETIME(3), ts6 DATETIME(6), tz TIMESTAMP(4) NULL, c CHAR(10), "
-    "vc VARCHAR(20), tx TEXT, lt LONGTEXT, bin BINARY(4), vb VARBINARY(10), bl BLOB";
+    "vc VARCHAR(20), tx TEXT, lt LONGTEXT, bin BINARY(4), vb VARBINARY(10), bl BLOB, f FLOAT, "
+    "y YEAR, t0 TIME, t2 TIME(2), t3 TIME(3), t6 TIME(6)";
 const Schema kTypes = Schema::parse(
     "id BIGINT, ti BIGINT, tu BIGINT, b BOOLEAN, si BIGINT, mu BIGINT, i BIGINT, iz BIGINT, "
     "bu DECIMAL(20,0), d DECIMAL(10,2), d38 DECIMAL(38,10), d65 DECIMAL(65,30), di BIGINT, "
     "dbl DOUBLE, dt DATE, ts0 TIMESTAMP, ts3 TIMESTAMP, ts6 TIMESTAMP, tz TIMESTAMP, c STRING, "
-    "vc STRING, tx STRING, lt STRING, bin BYTES, vb BYTES, bl BYTES, PRIMARY KEY (id)");
+    "vc STRING, tx STRING, lt STRING, bin BYTES, vb BYTES, bl BYTES, f DOUBLE, y BIGINT, t0 TIME, "
+    "t2 TIME, t3 TIME, t6 TIME, PRIMARY KEY (id)");
 
 Value dec(const char* text) { return Decimal::of(text); }
 std::string repeat(std::string_view text, size_t n) {
@@ -76,6 +78,7 @@ std::string repeat(std::string_view text, size_t n) {
 }
 constexpr char kAwkward[] = "quote ' back \\ nul \0 tab \t end";
 Value ts(const char* text) { return Timestamp::parse(text); }
+Value tm(const char* text) { return Time::parse(text); }
 
 std::vector<Value> lows(int64_t id) {
   return {id,
@@ -103,7 +106,13 @@ std::vector<Value> lows(int64_t id) {
           "x",
           Value::bytes(std::string("\x01", 1)),
           Value::bytes(""),
-          Value::bytes(std::string("\x00\xff", 2))};
+          Value::bytes(std::string("\x00\xff", 2)),
+          -3.4e38,
+          1901,
+          tm("-838:59:59"),
+          tm("-00:00:00.5"),
+          tm("-00:00:00.001"),
+          tm("-00:00:00.500001")};
 }
 
 std::vector<Value> highs(int64_t id) {
@@ -132,7 +141,13 @@ std::vector<Value> highs(int64_t id) {
           std::string(100'000, 'y'),
           Value::bytes("\xff\xff\xff\xff"),
           Value::bytes(std::string(10, '\0')),
-          Value::bytes(std::string(60'000, '\xab'))};
+          Value::bytes(std::string(60'000, '\xab')),
+          0.1,
+          2155,
+          tm("838:59:59"),
+          tm("838:59:59.99"),
+          tm("838:59:59.999"),
+          tm("123:45:56.789012")};
 }
 
 std::vector<Value> nulls(int64_t id) {
@@ -167,7 +182,13 @@ std::vector<Value> zeros(int64_t id) {
           "",
           Value::bytes(""),
           Value::bytes(""),
-          Value::bytes("")};
+          Value::bytes(""),
+          0.0,
+          0,
+          tm("00:00:00"),
+          tm("00:00:00"),
+          tm("00:00:00"),
+          tm("00:00:00")};
 }
 
 Row row(RowKind kind, std::vector<Value> values) { return Row(kind, std::move(values)); }

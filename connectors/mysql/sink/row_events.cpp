@@ -304,6 +304,21 @@ std::optional<RowEventEncoder> RowEventEncoder::fit(const RowEventTarget& target
       code.type = MYSQL_TYPE_DOUBLE;
       code.metadata = {8};
       ok = takes({TypeId::kDouble}) && !code.is_unsigned;
+    } else if (type == "float") {  // FLOAT(M,D) rounds to D digits: statements
+      code.how = ColumnCode::kFloat;
+      code.type = MYSQL_TYPE_FLOAT;
+      code.metadata = {4};
+      ok = takes({TypeId::kDouble});
+    } else if (kind == "year") {
+      code.how = ColumnCode::kYear;
+      code.type = MYSQL_TYPE_YEAR;
+      ok = takes({TypeId::kBigint});
+    } else if (kind == "time") {
+      code.how = ColumnCode::kTime;
+      code.type = MYSQL_TYPE_TIME2;
+      code.scale = static_cast<int>(type_length(type));
+      code.metadata = {static_cast<char>(code.scale)};
+      ok = takes({TypeId::kTime});
     } else if (kind == "date") {
       code.how = ColumnCode::kDate;
       code.type = MYSQL_TYPE_DATE;
@@ -492,6 +507,53 @@ bool RowEventEncoder::append_value(const ColumnCode& code, const ColumnVector& c
       uint64_t bits;
       std::memcpy(&bits, &v, sizeof bits);
       append_le(out, bits, 8);
+      return true;
+    }
+    case ColumnCode::kFloat: {
+      const double v = column.values<double>()[row];
+      const auto f = static_cast<float>(v);
+      if (!std::isfinite(f) || (v == 0 && std::signbit(v))) return false;
+      uint32_t bits;
+      std::memcpy(&bits, &f, sizeof bits);
+      append_le(out, bits, 4);
+      return true;
+    }
+    case ColumnCode::kYear: {
+      // 0, or 1901 to 2155 as the years since 1900; a statement reads the
+      // others (70 as 1970, say).
+      const int64_t year = column.values<int64_t>()[row];
+      if (year != 0 && (year < 1901 || year > 2155)) return false;
+      append_le(out, static_cast<uint64_t>(year == 0 ? 0 : year - 1900), 1);
+      return true;
+    }
+    case ColumnCode::kTime: {
+      // TIME2 (my_time_packed_to_binary): hours << 12 | minutes << 6 |
+      // seconds, shifted 24 bits above the microseconds, signed, offset.
+      const int64_t micros = column.values<Time>()[row].micros;
+      const int64_t magnitude = micros < 0 ? -micros : micros;
+      if (magnitude > Time::kMaxMicros) return false;
+      const int64_t seconds = magnitude / kMicrosPerSecond;
+      const int64_t fraction = magnitude % kMicrosPerSecond;
+      if (fraction % static_cast<int64_t>(power_of_ten(6 - code.scale)) != 0) return false;
+      const int64_t hms = (seconds / 3600) << 12 | (seconds / 60 % 60) << 6 | (seconds % 60);
+      const int64_t packed = ((hms << 24) + fraction) * (micros < 0 ? -1 : 1);
+      const int64_t whole = packed >> 24;                // arithmetic: the floor
+      const int64_t part = packed % (int64_t{1} << 24);  // the sign of `packed`
+      switch ((code.scale + 1) / 2) {
+        case 0:
+          append_be(out, static_cast<uint64_t>(whole + 0x800000), 3);
+          break;
+        case 1:
+          append_be(out, static_cast<uint64_t>(whole + 0x800000), 3);
+          append_be(out, static_cast<uint8_t>(static_cast<int8_t>(part / 10'000)), 1);
+          break;
+        case 2:
+          append_be(out, static_cast<uint64_t>(whole + 0x800000), 3);
+          append_be(out, static_cast<uint16_t>(static_cast<int16_t>(part / 100)), 2);
+          break;
+        default:
+          append_be(out, static_cast<uint64_t>(packed + 0x800000000000LL), 6);
+      }
       return true;
     }
     case ColumnCode::kText:
