@@ -58,8 +58,16 @@ void print_mysql_layers(const JobResult& result, const std::string& source,
   }
   std::fprintf(stderr, "  %-34s %12llu\n", "statements executed", count("statements"));
   std::fprintf(stderr, "  %-34s %12llu\n", "transactions committed", count("transactions"));
-  std::fprintf(stderr, "  %-34s %12llu\n", "rows affected (server's count)",
-               count("rows-affected"));
+  // A statement's rows as the server counts them (an upsert that updates
+  // counts two); a row event's as one.
+  std::fprintf(stderr, "  %-34s %12llu\n", "rows affected", count("rows-affected"));
+  if (count("row-events") > 0) {
+    std::fprintf(stderr, "  %-34s %12llu\n", "changes written as row events", count("row-events"));
+  }
+  if (count("row-events.fallbacks") > 0) {
+    std::fprintf(stderr, "  %-34s %12llu\n", "row-event chunks redone as statements",
+                 count("row-events.fallbacks"));
+  }
   if (count("retries") > 0)
     std::fprintf(stderr, "  %-34s %12llu\n", "flushes retried", count("retries"));
   if (count("dead-letters") > 0) {
