@@ -408,18 +408,14 @@ bool RowEventEncoder::add(Kind kind, const Batch& batch, uint32_t row) {
     if (kind_) end_event(false);
     start_event(kind);
   }
-  const bool ok = kind == Kind::kWrite ? append_image(batch, row, all_)
-                  : kind == Kind::kDelete
-                      ? append_image(batch, row, key_)
-                      : append_image(batch, row, key_) && append_image(batch, row, all_);
-  rows_ += ok ? 1 : 0;
-  return ok;
+  if (kind == Kind::kWrite) return append_image(batch, row, all_);
+  if (kind == Kind::kDelete) return append_image(batch, row, key_);
+  return append_image(batch, row, key_) && append_image(batch, row, all_);
 }
 
 void RowEventEncoder::clear() {
   events_.clear();
   kind_.reset();
-  rows_ = 0;
 }
 
 void RowEventEncoder::start_event(Kind kind) {

@@ -64,10 +64,6 @@ class RowEventEncoder {
   bool add(Kind kind, const Batch& batch, uint32_t row);
   /// Forgets what was added since the last statement().
   void clear();
-  /// Changes added since the last statement().
-  size_t rows() const { return rows_; }
-  /// The bytes of the events so far, before base64.
-  size_t bytes() const { return events_.size(); }
   /// The `BINLOG '…'` statement of the changes added, which it forgets.
   std::string statement();
 
@@ -121,7 +117,6 @@ class RowEventEncoder {
   std::string events_;
   std::optional<Kind> kind_;  // of the rows event being written
   size_t event_start_ = 0;    // where it starts in events_
-  size_t rows_ = 0;
 };
 
 }  // namespace sluice
