@@ -535,20 +535,16 @@ bool RowEventEncoder::append_value(const ColumnCode& code, const ColumnVector& c
       const int64_t packed = ((hms << 24) + fraction) * (micros < 0 ? -1 : 1);
       const int64_t whole = packed >> 24;                // arithmetic: the floor
       const int64_t part = packed % (int64_t{1} << 24);  // the sign of `packed`
-      switch ((code.scale + 1) / 2) {
-        case 0:
-          append_be(out, static_cast<uint64_t>(whole + 0x800000), 3);
-          break;
-        case 1:
-          append_be(out, static_cast<uint64_t>(whole + 0x800000), 3);
-          append_be(out, static_cast<uint8_t>(static_cast<int8_t>(part / 10'000)), 1);
-          break;
-        case 2:
-          append_be(out, static_cast<uint64_t>(whole + 0x800000), 3);
+      if (code.scale >= 5) {
+        append_be(out, static_cast<uint64_t>(packed + 0x800000000000LL), 6);
+      } else {
+        // The whole part, then the fraction in one or two bytes, signed.
+        append_be(out, static_cast<uint64_t>(whole + 0x800000), 3);
+        if (code.scale >= 3) {
           append_be(out, static_cast<uint16_t>(static_cast<int16_t>(part / 100)), 2);
-          break;
-        default:
-          append_be(out, static_cast<uint64_t>(packed + 0x800000000000LL), 6);
+        } else if (code.scale >= 1) {
+          append_be(out, static_cast<uint8_t>(static_cast<int8_t>(part / 10'000)), 1);
+        }
       }
       return true;
     }
