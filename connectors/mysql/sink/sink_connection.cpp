@@ -74,22 +74,11 @@ RowEventTarget MySqlSinkConnection::row_event_target(const std::string& table) {
     target.obstacle = "the server's slave_exec_mode is " + field(3);
     return target;
   }
-  const std::string where =
-      " WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = " + connection_.quote(table);
-  const auto count = [&](const std::string& sql) {
-    return std::stoull(connection_.query(sql).at(0).at(0).value_or("0"));
-  };
-  if (count("SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = "
-            "DATABASE() AND EVENT_OBJECT_TABLE = " +
-            connection_.quote(table)) > 0) {
-    target.obstacle = "it has triggers, which row events do not fire";
-  } else if (count("SELECT COUNT(*) FROM information_schema.CHECK_CONSTRAINTS WHERE "
-                   "CONSTRAINT_SCHEMA = DATABASE() AND TABLE_NAME = " +
-                   connection_.quote(table)) > 0) {
-    target.obstacle = "it has CHECK constraints, which row events do not check";
-  } else if (count("SELECT COUNT(*) FROM information_schema.COLUMNS" + where +
-                   " AND IS_GENERATED <> 'NEVER'") > 0) {
-    target.obstacle = "it has generated columns";
+  try {
+    target.obstacle = table_obstacle(table);
+  } catch (const MySqlError& e) {
+    if (e.retriable()) throw;
+    target.obstacle = "the server could not say what the table has: " + e.message();
   }
   if (!target.obstacle.empty()) return target;
   try {
@@ -102,6 +91,29 @@ RowEventTarget MySqlSinkConnection::row_event_target(const std::string& table) {
                           : "the server refused a BINLOG statement: " + e.message();
   }
   return target;
+}
+
+std::string MySqlSinkConnection::table_obstacle(const std::string& table) {
+  const auto count = [&](const std::string& sql) {
+    return std::stoull(connection_.query(sql).at(0).at(0).value_or("0"));
+  };
+  const std::string quoted = connection_.quote(table);
+  if (count("SELECT COUNT(*) FROM information_schema.TRIGGERS WHERE EVENT_OBJECT_SCHEMA = "
+            "DATABASE() AND EVENT_OBJECT_TABLE = " +
+            quoted) > 0) {
+    return "it has triggers, which row events do not fire";
+  }
+  if (count("SELECT COUNT(*) FROM information_schema.CHECK_CONSTRAINTS WHERE "
+            "CONSTRAINT_SCHEMA = DATABASE() AND TABLE_NAME = " +
+            quoted) > 0) {
+    return "it has CHECK constraints, which row events do not check";
+  }
+  if (count("SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() "
+            "AND TABLE_NAME = " +
+            quoted + " AND IS_GENERATED <> 'NEVER'") > 0) {
+    return "it has generated columns";
+  }
+  return "";
 }
 
 KeyImage MySqlSinkConnection::text_image(const TableColumn& column, uint32_t prefix) {

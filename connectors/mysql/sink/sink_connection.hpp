@@ -132,6 +132,9 @@ class MySqlSinkConnection final : public SinkConnection {
   void wait_until_gone(const SessionId& session) override;
 
  private:
+  // What in `table` a row event would pass by (a trigger, a CHECK
+  // constraint, a generated column), or empty.
+  std::string table_obstacle(const std::string& table);
   // `statement` of `rows` rows, prepared on first use.
   BulkStatement& prepared(const BulkSql& statement, size_t rows);
 
