@@ -59,8 +59,7 @@ void MySqlSinkConnection::finish() { connection_.receive(sent_); }
 
 RowEventTarget MySqlSinkConnection::row_event_target(const std::string& table) {
   RowEventTarget target;
-  const auto server =
-      connection_.query("SELECT VERSION(), @@server_id, DATABASE(), @@slave_exec_mode");
+  const auto server = connection_.query("SELECT VERSION(), @@server_id, DATABASE()");
   const auto field = [&](size_t i) { return server.at(0).at(i).value_or(""); };
   target.server_id = static_cast<uint32_t>(std::stoul(field(1)));
   target.database = field(2);
@@ -68,10 +67,11 @@ RowEventTarget MySqlSinkConnection::row_event_target(const std::string& table) {
     target.obstacle = "the server is not MariaDB";
     return target;
   }
-  if (field(3) != "STRICT") {
-    // IDEMPOTENT would skip an update of a row the table lacks, where an
-    // upsert writes it.
-    target.obstacle = "the server's slave_exec_mode is " + field(3);
+  // IDEMPOTENT would skip an update of a row the table lacks, where an
+  // upsert writes it. (MySQL has renamed the variable: asked of MariaDB only.)
+  const std::string mode = connection_.query("SELECT @@slave_exec_mode").at(0).at(0).value_or("");
+  if (mode != "STRICT") {
+    target.obstacle = "the server's slave_exec_mode is " + mode;
     return target;
   }
   try {
