@@ -1302,13 +1302,17 @@ std::vector<CapturedTable> capture_tables(const MySqlCdcOptions& options,
     tables.push_back(capture_table(connection, table, keep));
   if (options.patterns.empty()) return tables;
   for (const TableName& name : match_tables(connection, options.patterns)) {
+    // Dropped since it was listed: the job does not have it (a CREATE
+    // TABLE of it after the job's start makes it new to the stream). The
+    // drop may come before its columns are read, or between that and
+    // SHOW CREATE TABLE.
+    const auto gone = [&] { return !connection.find_table(name.table, name.database); };
     try {
       tables.push_back(capture_table(connection, name.table, keep, name.database));
     } catch (const ConfigError&) {
-      // Dropped since it was listed: the job does not have it (a CREATE
-      // TABLE of it after the job's start makes it new to the stream).
-      if (!connection.find_table(name.table, name.database)) continue;
-      throw;
+      if (!gone()) throw;
+    } catch (const MySqlError& e) {
+      if (e.code() != ER_NO_SUCH_TABLE || !gone()) throw;
     }
   }
   if (tables.empty()) {
