@@ -62,13 +62,13 @@ constexpr char kTypesTable[] =
     "d38 DECIMAL(38,10), d65 DECIMAL(65,30), di DECIMAL(5,0), dbl DOUBLE, dt DATE, "
     "ts0 DATETIME, ts3 DATETIME(3), ts6 DATETIME(6), tz TIMESTAMP(4) NULL, c CHAR(10), "
     "vc VARCHAR(20), tx TEXT, lt LONGTEXT, bin BINARY(4), vb VARBINARY(10), bl BLOB, f FLOAT, "
-    "y YEAR, t0 TIME, t2 TIME(2), t3 TIME(3), t6 TIME(6)";
+    "y YEAR, t0 TIME, t2 TIME(2), t3 TIME(3), t6 TIME(6), dw DECIMAL(60,0)";
 const Schema kTypes = Schema::parse(
     "id BIGINT, ti BIGINT, tu BIGINT, b BOOLEAN, si BIGINT, mu BIGINT, i BIGINT, iz BIGINT, "
     "bu DECIMAL(20,0), d DECIMAL(10,2), d38 DECIMAL(38,10), d65 DECIMAL(65,30), di BIGINT, "
     "dbl DOUBLE, dt DATE, ts0 TIMESTAMP, ts3 TIMESTAMP, ts6 TIMESTAMP, tz TIMESTAMP, c STRING, "
     "vc STRING, tx STRING, lt STRING, bin BYTES, vb BYTES, bl BYTES, f DOUBLE, y BIGINT, t0 TIME, "
-    "t2 TIME, t3 TIME, t6 TIME, PRIMARY KEY (id)");
+    "t2 TIME, t3 TIME, t6 TIME, dw DECIMAL(60,0), PRIMARY KEY (id)");
 
 Value dec(const char* text) { return Decimal::of(text); }
 std::string repeat(std::string_view text, size_t n) {
@@ -112,42 +112,23 @@ std::vector<Value> lows(int64_t id) {
           tm("-838:59:59"),
           tm("-00:00:00.5"),
           tm("-00:00:00.001"),
-          tm("-00:00:00.500001")};
+          tm("-00:00:00.500001"),
+          dec("-99999999999999999999999999999999999999")};
 }
 
 std::vector<Value> highs(int64_t id) {
-  return {id,
-          127,
-          255,
-          Value::boolean(true),
-          32767,
-          16777215,
-          int64_t{INT32_MAX},
-          12345,
-          dec("18446744073709551615"),
-          dec("99999999.99"),
+  return {id, 127, 255, Value::boolean(true), 32767, 16777215, int64_t{INT32_MAX}, 12345,
+          dec("18446744073709551615"), dec("99999999.99"),
           dec("9999999999999999999999999999.9999999999"),
-          dec("12345.678901234567890123456789012345"),
-          99999,
-          1.7976931348623157e308,
-          Date::parse("9999-12-31"),
-          ts("9999-12-31 23:59:59"),
-          ts("9999-12-31 23:59:59.999"),
-          ts("9999-12-31 23:59:59.999999"),
-          ts("2038-01-19 03:14:07.9999"),
-          "Ωmega 😀 ab",
-          repeat("é", 20),
-          std::string(kAwkward, sizeof kAwkward - 1),
-          std::string(100'000, 'y'),
-          Value::bytes("\xff\xff\xff\xff"),
-          Value::bytes(std::string(10, '\0')),
-          Value::bytes(std::string(60'000, '\xab')),
-          0.1,
-          2155,
-          tm("838:59:59"),
-          tm("838:59:59.99"),
-          tm("838:59:59.999"),
-          tm("123:45:56.789012")};
+          dec("12345.678901234567890123456789012345"), 99999, 1.7976931348623157e308,
+          Date::parse("9999-12-31"), ts("9999-12-31 23:59:59"), ts("9999-12-31 23:59:59.999"),
+          ts("9999-12-31 23:59:59.999999"), ts("2038-01-19 03:14:07.9999"), "Ωmega 😀 ab",
+          repeat("é", 20), std::string(kAwkward, sizeof kAwkward - 1), std::string(100'000, 'y'),
+          Value::bytes("\xff\xff\xff\xff"), Value::bytes(std::string(10, '\0')),
+          Value::bytes(std::string(60'000, '\xab')), 0.1, 2155, tm("838:59:59"), tm("838:59:59.99"),
+          tm("838:59:59.999"), tm("123:45:56.789012"),
+          // 38 digits: groups above them are zeros
+          dec("12345678901234567890123456789012345678")};
 }
 
 std::vector<Value> nulls(int64_t id) {
@@ -188,7 +169,8 @@ std::vector<Value> zeros(int64_t id) {
           tm("00:00:00"),
           tm("00:00:00"),
           tm("00:00:00"),
-          tm("00:00:00")};
+          tm("00:00:00"),
+          dec("0")};
 }
 
 Row row(RowKind kind, std::vector<Value> values) { return Row(kind, std::move(values)); }

@@ -131,25 +131,42 @@ bool append_decimal(std::string& out, const Decimal& value, int precision, int s
   const bool negative = u < 0;
   if (negative) u = -u;
   if (precision <= 38 && u >= power_of_ten(precision)) return false;
-  const __int128 one = power_of_ten(scale);
-  const __int128 whole = u / one, fraction = u % one;
   const int intg = precision - scale;
   const size_t start = out.size();
-  if (intg % 9 > 0) {
-    append_be(out, static_cast<uint64_t>(whole / power_of_ten(intg / 9 * 9)),
-              kDecimalBytes[intg % 9]);
-  }
-  for (int g = intg / 9 - 1; g >= 0; --g) {
-    append_be(out, static_cast<uint64_t>(whole / power_of_ten(9 * g) % 1'000'000'000), 4);
-  }
-  for (int g = 0; g < scale / 9; ++g) {
-    append_be(out,
-              static_cast<uint64_t>(fraction / power_of_ten(scale - 9 * (g + 1)) % 1'000'000'000),
-              4);
-  }
-  if (scale % 9 > 0) {
-    append_be(out, static_cast<uint64_t>(fraction % power_of_ten(scale % 9)),
-              kDecimalBytes[scale % 9]);
+  // The whole part's groups of nine digits, then the fraction's: in 64-bit
+  // arithmetic where they fit, as __int128 division is a library call.
+  const auto append_groups = [&](auto whole, auto fraction) {
+    using U = decltype(whole);
+    // `x` without its last `n` digits: 0 where 10^n is beyond U, as x is.
+    const auto shifted = [](U x, int n) -> U {
+      constexpr int kDigits = sizeof(U) == 8 ? 19 : 38;  // of the largest power of ten in U
+      if (n > kDigits) return 0;
+      U ten = 1;
+      for (int i = 0; i < n; ++i) ten *= 10;
+      return x / ten;
+    };
+    if (intg % 9 > 0) {
+      append_be(out, static_cast<uint64_t>(shifted(whole, intg / 9 * 9)), kDecimalBytes[intg % 9]);
+    }
+    for (int g = intg / 9 - 1; g >= 0; --g) {
+      append_be(out, static_cast<uint64_t>(shifted(whole, 9 * g) % 1'000'000'000), 4);
+    }
+    for (int g = 0; g < scale / 9; ++g) {
+      append_be(out, static_cast<uint64_t>(shifted(fraction, scale - 9 * (g + 1)) % 1'000'000'000),
+                4);
+    }
+    if (scale % 9 > 0) {
+      append_be(out, static_cast<uint64_t>(fraction % static_cast<U>(power_of_ten(scale % 9))),
+                kDecimalBytes[scale % 9]);
+    }
+  };
+  if (u <= UINT64_MAX && scale <= 19) {
+    const auto u64 = static_cast<uint64_t>(u);
+    const auto one = static_cast<uint64_t>(power_of_ten(scale));
+    append_groups(u64 / one, u64 % one);
+  } else {
+    const __int128 one = power_of_ten(scale);
+    append_groups(u / one, u % one);
   }
   out[start] = static_cast<char>(out[start] ^ 0x80);
   if (negative) {
