@@ -126,7 +126,7 @@ BenchSample binlog_read(uint64_t rows) {
   insert_orders(connection, 1, rows);
   const auto began = Clock::now();
   BinlogReader reader(bench_url(), 4'000'000'001U, {.position = start}, {table});
-  std::vector<BinlogChange> changes;
+  BinlogChanges changes;
   uint64_t read = 0;
   while (read < rows) {
     changes.clear();

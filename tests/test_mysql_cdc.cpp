@@ -195,12 +195,12 @@ TEST_CASE("mysql-cdc reads every type the same from the snapshot as from the bin
   // The binlog of the same inserts.
   BinlogReader reader(testing::test_mysql_url(), 3'999'999'001U, {.position = before}, {captured});
   std::vector<Row> binlog;
-  std::vector<BinlogChange> changes;
+  BinlogChanges changes;
   testing::wait_until([&] {
     reader.read(changes);
     return changes.size() >= 2;
   });
-  for (auto& change : changes) binlog.push_back(std::move(change.row));
+  for (const auto& change : changes) binlog.push_back(changes.row(change));
   REQUIRE(binlog.size() == 2);
   for (size_t i = 0; i < 2; ++i) CHECK(snapshot[i].to_string() == binlog[i].to_string());
   CHECK_THAT(snapshot[0].to_string(),

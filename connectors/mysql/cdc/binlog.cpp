@@ -286,6 +286,7 @@ BinlogReader::BinlogReader(const MySqlUrl& url, uint32_t server_id, BinlogResume
                                                                 : decoding_of(column, charsets));
       }
       decodings_.push_back(std::move(columns));
+      schemas_.push_back(std::make_shared<const Schema>(table.schema));
     }
   }
   for (PreparedXa& xa : start.prepared) prepared_[xa.xid] = std::move(xa);
@@ -315,7 +316,7 @@ BinlogResume BinlogReader::resume() const {
   return resume;
 }
 
-void BinlogReader::read(std::vector<BinlogChange>& out) {
+void BinlogReader::read(BinlogChanges& out) {
   idle_ = false;
   schema_changed_ = false;
   const auto now = [] { return std::chrono::steady_clock::now(); };
@@ -350,8 +351,7 @@ void BinlogReader::read(std::vector<BinlogChange>& out) {
   }
 }
 
-void BinlogReader::handle(BinlogStream& stream, st_mariadb_rpl_event& event,
-                          std::vector<BinlogChange>& out) {
+void BinlogReader::handle(BinlogStream& stream, st_mariadb_rpl_event& event, BinlogChanges& out) {
   const bool side = &stream == side_.get();
   if (!side && event.timestamp != 0 && event.event_type != HEARTBEAT_LOG_EVENT) {
     last_event_time_ = std::chrono::system_clock::time_point(std::chrono::seconds(event.timestamp));
@@ -433,7 +433,7 @@ void BinlogReader::handle(BinlogStream& stream, st_mariadb_rpl_event& event,
 }
 
 void BinlogReader::handle_query(BinlogStream& stream, st_mariadb_rpl_event& event,
-                                std::vector<BinlogChange>& out) {
+                                BinlogChanges& out) {
   const std::string statement = text_of(event.event.query.statement);
   if (statement == "BEGIN") return;
   if (group_ && group_->completion) {
@@ -460,7 +460,7 @@ void BinlogReader::handle_query(BinlogStream& stream, st_mariadb_rpl_event& even
 }
 
 void BinlogReader::check_ddl(const std::string& statement, const std::string& database,
-                             BinlogStream& stream, std::vector<BinlogChange>& out) {
+                             BinlogStream& stream, BinlogChanges& out) {
   const auto same = [](std::string_view a, std::string_view b) { return lower(a) == lower(b); };
   const auto captured_as = [&](const DdlChange& change) -> std::optional<size_t> {
     for (size_t t = 0; t < tables_.size(); ++t) {
@@ -489,7 +489,7 @@ void BinlogReader::check_ddl(const std::string& statement, const std::string& da
            rename(*captured, to,
                   wants(to) ? captured_as(to).value_or(tables_.size()) : std::optional<size_t>(),
                   statement, stream)) {
-        out.push_back(std::move(moved));
+        out.add_schema_change(moved.table, std::move(moved.schema_change));
       }
       schema_changed_ = true;
       continue;
@@ -498,12 +498,12 @@ void BinlogReader::check_ddl(const std::string& statement, const std::string& da
       const bool exists = captured && !absent(*captured);
       if (change.action == Action::kCreate && !exists) {
         const size_t index = captured.value_or(tables_.size());
-        out.push_back({index, Row{}, create(captured, change, statement, database, stream)});
+        out.add_schema_change(index, create(captured, change, statement, database, stream));
         schema_changed_ = true;
         continue;
       }
       if (exists && (change.action == Action::kDrop || change.action == Action::kTruncate)) {
-        out.push_back({*captured, Row{}, drop(*captured, change.action, statement, stream)});
+        out.add_schema_change(*captured, drop(*captured, change.action, statement, stream));
         schema_changed_ = true;
         continue;
       }
@@ -525,7 +525,7 @@ void BinlogReader::check_ddl(const std::string& statement, const std::string& da
                             (change.table.empty() || same(change.table, table.table));
       if (!concerns || change.effect == DdlChange::Effect::kRowsAlike) continue;
       if (options_.follow_schema_changes && change.altered_in_place) {
-        out.push_back({t, Row{}, follow(t, statement, stream)});
+        out.add_schema_change(t, follow(t, statement, stream));
         schema_changed_ = true;
         continue;
       }
@@ -654,7 +654,7 @@ std::vector<BinlogChange> BinlogReader::rename(size_t t, const DdlChange& to,
         "capture: it is gone from the stream",
         statement, stream.event_end().to_string(), tables_[t].database, tables_[t].table, name);
     set_table(t, gone->after);
-    out.push_back({t, Row{}, std::move(gone)});
+    out.push_back({t, std::move(gone)});
     return out;
   }
   if (*as < tables_.size() && !absent(*as)) {
@@ -681,8 +681,8 @@ std::vector<BinlogChange> BinlogReader::rename(size_t t, const DdlChange& to,
     decodings_.emplace_back();
   }
   set_table(*as, made->after);
-  out.push_back({t, Row{}, std::move(gone)});
-  out.push_back({*as, Row{}, std::move(made)});
+  out.push_back({t, std::move(gone)});
+  out.push_back({*as, std::move(made)});
   return out;
 }
 
@@ -698,6 +698,8 @@ void BinlogReader::set_table(size_t t, CapturedTable table) {
   }
   decodings_[t] = std::move(columns);
   tables_[t] = std::move(table);
+  if (schemas_.size() <= t) schemas_.resize(t + 1);
+  schemas_[t] = std::make_shared<const Schema>(tables_[t].schema);
 }
 
 void BinlogReader::complete_xa(const std::string& statement, const BinlogPosition& end) {
@@ -787,7 +789,7 @@ std::optional<PreparedXa> BinlogReader::look_back_for(const std::string& xid) {
 }
 
 void BinlogReader::read_rows(BinlogStream& stream, st_mariadb_rpl_event& event,
-                             std::vector<BinlogChange>& out) {
+                             BinlogChanges& out) {
   const auto mapped = stream.mapped.find(event.event.rows.table_id);
   if (mapped == stream.mapped.end() || !group_) return;  // another table's rows: not decoded
   if (group_->prepare) return;                           // read when it commits
@@ -821,32 +823,88 @@ void BinlogReader::read_rows(BinlogStream& stream, st_mariadb_rpl_event& event,
   RowImageReader reader(static_cast<const uint8_t*>(rows.row_data), rows.row_data_size,
                         table.table);
   const std::optional<int64_t> position = stream.event_start().packed();
+  Batch& batch = out.rows_of(t, schemas_[t]);
+  if (batch.schema().size() != decodings.size()) {
+    throw std::logic_error("binlog: table '" + table.table + "' has " +
+                           std::to_string(decodings.size()) + " columns, its schema " +
+                           std::to_string(batch.schema().size()));
+  }
+  static const BinlogDecoding kReadPast;
+  // Rows are added a block at a time, and the unused ones dropped at the end.
+  constexpr uint32_t kBlock = 64;
+  uint32_t at = batch.size(), added = at;
   bool before = true;  // an update's images come in pairs: before, after
   while (!reader.at_end()) {
-    Row row;
-    if (rows.type == WRITE_ROWS) {
-      row.kind = RowKind::kInsert;
-    } else if (rows.type == DELETE_ROWS) {
-      row.kind = RowKind::kDelete;
-    } else {
-      row.kind = before ? RowKind::kUpdateBefore : RowKind::kUpdateAfter;
+    RowKind kind = RowKind::kInsert;
+    if (rows.type == DELETE_ROWS) {
+      kind = RowKind::kDelete;
+    } else if (rows.type != WRITE_ROWS) {
+      kind = before ? RowKind::kUpdateBefore : RowKind::kUpdateAfter;
       before = !before;
     }
     const uint8_t* nulls = reader.take((columns + 7) / 8);
-    row.fields.reserve(decodings.size());
+    if (at == added) added = batch.add_rows(kBlock) + kBlock;
+    batch.set_kind(at, kind);
     for (size_t c = 0; c < columns; ++c) {
       const bool null = (nulls[c / 8] & (1 << (c % 8))) != 0;
-      static const BinlogDecoding kReadPast;
-      const BinlogDecoding& decoding = c < decodings.size() ? decodings[c] : kReadPast;
-      Value value = null ? Value() : reader.value(formats[c], decoding);
-      if (c < decodings.size())
-        row.fields.push_back(decoding.read_past ? Value() : std::move(value));
+      if (c >= decodings.size()) {  // read past
+        if (!null) reader.value(formats[c], kReadPast);
+        continue;
+      }
+      ColumnVector& column = batch.column(c);
+      column.set_null(at, null || decodings[c].read_past);
+      if (null) continue;
+      if (decodings[c].read_past) {
+        reader.value(formats[c], decodings[c]);
+        continue;
+      }
+      try {
+        reader.read_into(column, at, formats[c], decodings[c]);
+      } catch (const DataError& e) {
+        throw DataError("binlog: column '" + batch.schema().column(c).name + "' of table '" +
+                        table.table + "': " + e.what());
+      }
     }
-    // Changes that came out before this reader started are read past.
+    // Changes that came out before this reader started are read past: the
+    // next row takes the place.
     if (++group_->changes <= group_->skip) continue;
-    out.push_back({t, std::move(row), nullptr, position});
+    if (position) batch.set_position(at, *position);
+    out.add_row(t, at++, position);
     last_change_time_ = last_event_time_;
   }
+  batch.truncate(at);
+}
+
+void BinlogChanges::add_schema_change(size_t table,
+                                      std::shared_ptr<const BinlogSchemaChange> change) {
+  changes_.push_back({.table = table, .schema_change = std::move(change)});
+}
+
+Batch& BinlogChanges::rows_of(size_t table, const std::shared_ptr<const Schema>& schema) {
+  if (table < open_.size() && open_[table] < used_ && batches_[open_[table]].schema == schema) {
+    return *batches_[open_[table]].rows;
+  }
+  if (used_ == batches_.size()) batches_.push_back({schema, std::make_unique<Batch>(*schema)});
+  Rows& rows = batches_[used_];
+  if (rows.schema != schema) {
+    rows.rows->set_table(*schema, 0);
+    rows.schema = schema;
+  }
+  if (open_.size() <= table) open_.resize(table + 1, UINT32_MAX);
+  open_[table] = used_++;
+  return *rows.rows;
+}
+
+void BinlogChanges::add_row(size_t table, uint32_t row, std::optional<int64_t> position) {
+  changes_.push_back(
+      {.table = table, .batch = open_[table], .row = row, .position = std::move(position)});
+}
+
+void BinlogChanges::clear() {
+  changes_.clear();
+  for (uint32_t b = 0; b < used_; ++b) batches_[b].rows->clear();
+  used_ = 0;
+  std::fill(open_.begin(), open_.end(), UINT32_MAX);
 }
 
 void BinlogReader::end_group(const BinlogPosition& end) {

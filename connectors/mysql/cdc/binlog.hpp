@@ -14,6 +14,7 @@
 #include "sluice/connectors/mysql/binlog_position.hpp"
 #include "sluice/connectors/mysql/cdc/ddl.hpp"
 #include "sluice/connectors/mysql/connection.hpp"
+#include "sluice/engine/data/batch.hpp"
 #include "sluice/engine/data/row.hpp"
 #include "sluice/engine/data/schema.hpp"
 
@@ -107,16 +108,61 @@ struct BinlogSchemaChange {
   BinlogResume resume_before;
 };
 
-/// A change of a captured table: +I, -U then +U, or -D, with every column;
-/// or a change of its columns, when `schema_change` is set (`row` empty).
+/// A change of a captured table: +I, -U then +U, or -D, with every column,
+/// held in a batch of BinlogChanges; or a change of its columns, when
+/// `schema_change` is set.
 struct BinlogChange {
   size_t table = 0;  ///< index into the reader's tables
-  Row row;
   std::shared_ptr<const BinlogSchemaChange> schema_change;
+  /// Of a row change: the batch of BinlogChanges that holds it, and its row there.
+  uint32_t batch = 0;
+  uint32_t row = 0;
   /// Where the binlog has the row: its event's start, packed
   /// (BinlogPosition::packed()); nullopt for a schema change, or where it
-  /// does not pack.
+  /// does not pack. The batch's row has it too.
   std::optional<int64_t> position;
+};
+
+/// The changes read() appends, in order. The values of a row change are
+/// decoded straight into a batch of its table's columns, with no Row
+/// between: the rows of a table that follow a change of its columns go
+/// into another batch. Batches are kept for reuse by clear().
+class BinlogChanges {
+ public:
+  size_t size() const { return changes_.size(); }
+  bool empty() const { return changes_.empty(); }
+  const BinlogChange& operator[](size_t i) const { return changes_[i]; }
+  BinlogChange& operator[](size_t i) { return changes_[i]; }
+  std::vector<BinlogChange>::const_iterator begin() const { return changes_.begin(); }
+  std::vector<BinlogChange>::const_iterator end() const { return changes_.end(); }
+
+  /// The batch that holds row change `change`.
+  const Batch& batch(const BinlogChange& change) const { return *batches_[change.batch].rows; }
+  /// Row change `change` as a Row; an empty one for a schema change.
+  Row row(const BinlogChange& change) const {
+    return change.schema_change ? Row() : batch(change).row(change.row);
+  }
+
+  /// Appends schema change `change` of table `table`.
+  void add_schema_change(size_t table, std::shared_ptr<const BinlogSchemaChange> change);
+  /// The batch that the next row of table `table`, of columns `schema`,
+  /// goes into: add_rows() there, then add_row() once it is filled.
+  Batch& rows_of(size_t table, const std::shared_ptr<const Schema>& schema);
+  /// Appends row `row` of the batch rows_of(`table`) gave last.
+  void add_row(size_t table, uint32_t row, std::optional<int64_t> position);
+
+  /// Empties it, keeping the batches' capacity.
+  void clear();
+
+ private:
+  struct Rows {
+    std::shared_ptr<const Schema> schema;  // outlives `rows`, which points at it
+    std::unique_ptr<Batch> rows;
+  };
+  std::vector<BinlogChange> changes_;
+  std::vector<Rows> batches_;  // the first used_ hold rows
+  uint32_t used_ = 0;
+  std::vector<uint32_t> open_;  // per table: the batch its rows go into, if used_ counts it
 };
 
 struct BinlogReaderOptions {
@@ -177,7 +223,7 @@ class BinlogReader {
   /// waits for more), the reader came to stop_at(), or it appended a schema
   /// change: nothing after the transaction of one (the rows of a
   /// CREATE TABLE … SELECT) comes with it.
-  void read(std::vector<BinlogChange>& out);
+  void read(BinlogChanges& out);
 
   /// Where a new reader would start to give what has not come out of
   /// read(), and nothing that has.
@@ -213,13 +259,12 @@ class BinlogReader {
     bool standalone = false;  // one statement, no COMMIT (DDL but CREATE … SELECT)
     std::string xid;
   };
-  void handle(BinlogStream& stream, st_mariadb_rpl_event& event, std::vector<BinlogChange>& out);
-  void handle_query(BinlogStream& stream, st_mariadb_rpl_event& event,
-                    std::vector<BinlogChange>& out);
+  void handle(BinlogStream& stream, st_mariadb_rpl_event& event, BinlogChanges& out);
+  void handle_query(BinlogStream& stream, st_mariadb_rpl_event& event, BinlogChanges& out);
   // Follows DDL `statement` (run in `database`) that changes a captured
   // table's columns, or fails on it (see ddl_changes()).
   void check_ddl(const std::string& statement, const std::string& database, BinlogStream& stream,
-                 std::vector<BinlogChange>& out);
+                 BinlogChanges& out);
   // The ALTER TABLE `statement` of table `t`: its new columns, from now on.
   std::shared_ptr<const BinlogSchemaChange> follow(size_t t, const std::string& statement,
                                                    BinlogStream& stream);
@@ -241,7 +286,7 @@ class BinlogReader {
   void set_table(size_t t, CapturedTable table);
   bool absent(size_t t) const { return tables_[t].definition.empty(); }
   void complete_xa(const std::string& statement, const BinlogPosition& end);
-  void read_rows(BinlogStream& stream, st_mariadb_rpl_event& event, std::vector<BinlogChange>& out);
+  void read_rows(BinlogStream& stream, st_mariadb_rpl_event& event, BinlogChanges& out);
   void end_group(const BinlogPosition& end);
   // The prepare of XA transaction `xid` before start_, if the binlog has it.
   std::optional<PreparedXa> look_back_for(const std::string& xid);
@@ -253,6 +298,7 @@ class BinlogReader {
   uint32_t server_id_;
   std::vector<CapturedTable> tables_;
   std::vector<std::vector<BinlogDecoding>> decodings_;  // per table, per column
+  std::vector<std::shared_ptr<const Schema>> schemas_;  // per table: tables_[t].schema
   std::unique_ptr<SchemaHistory> history_;              // following schema changes
   BinlogReaderOptions options_;
   BinlogPosition start_;  // where this reader started

@@ -259,15 +259,11 @@ uint64_t RowImageReader::big_endian(size_t n) {
 Value RowImageReader::value(const BinlogColumnFormat& f, const BinlogDecoding& d) {
   switch (f.type) {
     case MYSQL_TYPE_TINY:
-      return integer(1, d);
     case MYSQL_TYPE_SHORT:
-      return integer(2, d);
     case MYSQL_TYPE_INT24:
-      return integer(3, d);
     case MYSQL_TYPE_LONG:
-      return integer(4, d);
     case MYSQL_TYPE_LONGLONG:
-      return integer(8, d);
+      return integer(integer_width(f.type), d);
     case MYSQL_TYPE_YEAR: {
       const uint64_t year = little_endian(1);
       return static_cast<int64_t>(year == 0 ? 0 : 1900 + year);
@@ -326,10 +322,8 @@ Value RowImageReader::value(const BinlogColumnFormat& f, const BinlogDecoding& d
     }
     case MYSQL_TYPE_VARCHAR:
     case MYSQL_TYPE_VAR_STRING:
-      return string_value(bytes(f.meta < 256 ? 1 : 2), d);
+      return string_value(bytes(length_bytes(f)), d);
     case MYSQL_TYPE_STRING: {
-      // CHAR, BINARY, ENUM and SET: the metadata packs the real type and
-      // the length.
       const unsigned high = f.meta >> 8, low = f.meta & 0xff;
       if (high == MYSQL_TYPE_ENUM || high == MYSQL_TYPE_SET) {
         const uint64_t number = little_endian(low);
@@ -344,12 +338,11 @@ Value RowImageReader::value(const BinlogColumnFormat& f, const BinlogDecoding& d
         }
         return text;
       }
-      const unsigned length = (high & 0x30) != 0x30 ? low | (((high & 0x30) ^ 0x30) << 4) : low;
-      return string_value(bytes(length < 256 ? 1 : 2), d);
+      return string_value(bytes(length_bytes(f)), d);
     }
     case MYSQL_TYPE_BLOB:
     case MYSQL_TYPE_GEOMETRY:
-      return string_value(bytes(f.meta), d);
+      return string_value(bytes(length_bytes(f)), d);
     case MYSQL_TYPE_JSON:
       return mysql_json_text(bytes(f.meta));
     case MYSQL_TYPE_BIT: {
@@ -363,6 +356,68 @@ Value RowImageReader::value(const BinlogColumnFormat& f, const BinlogDecoding& d
       throw ConfigError("table '" + table_ + "' has a column of binlog type " +
                         std::to_string(f.type) + ", which the binlog reader does not take");
   }
+}
+
+void RowImageReader::read_into(ColumnVector& column, uint32_t row, const BinlogColumnFormat& f,
+                               const BinlogDecoding& d) {
+  switch (f.type) {
+    case MYSQL_TYPE_TINY:
+    case MYSQL_TYPE_SHORT:
+    case MYSQL_TYPE_INT24:
+    case MYSQL_TYPE_LONG:
+    case MYSQL_TYPE_LONGLONG:
+      if (column.type() == TypeId::kBigint && !(d.is_unsigned && f.type == MYSQL_TYPE_LONGLONG)) {
+        column.values<int64_t>()[row] = whole(integer_width(f.type), d.is_unsigned);
+        return;
+      }
+      break;
+    case MYSQL_TYPE_DOUBLE:
+      if (column.type() == TypeId::kDouble) {
+        column.values<double>()[row] = value(f, d).as_double();
+        return;
+      }
+      break;
+    case MYSQL_TYPE_NEWDECIMAL:
+      if (column.type() == TypeId::kDecimal) {
+        column.values<Decimal>()[row] = decimal(f.meta >> 8, f.meta & 0xff);
+        return;
+      }
+      break;
+    case MYSQL_TYPE_DATETIME2:
+      if (column.type() == TypeId::kTimestamp) {
+        column.values<Timestamp>()[row] = datetime(f.meta);
+        return;
+      }
+      break;
+    case MYSQL_TYPE_VARCHAR:
+    case MYSQL_TYPE_VAR_STRING:
+    case MYSQL_TYPE_BLOB:
+    case MYSQL_TYPE_STRING: {
+      // Text that is UTF-8 already, and bytes but a BINARY(n)'s: as they are.
+      const bool as_is =
+          (d.how == BinlogDecoding::kText && !d.text)
+              ? column.type() == TypeId::kString
+              : d.how == BinlogDecoding::kBytes && d.length == 0 && column.type() == TypeId::kBytes;
+      if (as_is) {
+        column.set_string(row, bytes(length_bytes(f)));
+        return;
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  column.set_value(row, value(f, d));
+}
+
+// How many bytes give the length of a string, binary or BLOB value.
+size_t RowImageReader::length_bytes(const BinlogColumnFormat& f) {
+  if (f.type == MYSQL_TYPE_BLOB || f.type == MYSQL_TYPE_GEOMETRY) return f.meta;
+  if (f.type != MYSQL_TYPE_STRING) return f.meta < 256 ? 1 : 2;  // VARCHAR: its length
+  // CHAR and BINARY: the metadata packs the real type and the length.
+  const unsigned high = f.meta >> 8, low = f.meta & 0xff;
+  const unsigned length = (high & 0x30) != 0x30 ? low | (((high & 0x30) ^ 0x30) << 4) : low;
+  return length < 256 ? 1 : 2;
 }
 
 Value RowImageReader::string_value(std::string_view b, const BinlogDecoding& d) const {
@@ -390,23 +445,40 @@ Value RowImageReader::string_value(std::string_view b, const BinlogDecoding& d) 
 }
 
 Value RowImageReader::integer(size_t n, const BinlogDecoding& d) {
+  // BIGINT UNSIGNED beyond BIGINT's range: exact as a DECIMAL(20,0).
+  if (d.is_unsigned && n == 8) return Decimal::parse(std::to_string(little_endian(n)), 20, 0);
+  return whole(n, d.is_unsigned);
+}
+
+int64_t RowImageReader::whole(size_t n, bool is_unsigned) {
   const uint64_t raw = little_endian(n);
-  if (d.is_unsigned) {
-    // BIGINT UNSIGNED beyond BIGINT's range: exact as a DECIMAL(20,0).
-    if (n == 8) return Decimal::parse(std::to_string(raw), 20, 0);
-    return static_cast<int64_t>(raw);
-  }
+  if (is_unsigned) return static_cast<int64_t>(raw);
   const int shift = static_cast<int>(64 - 8 * n);  // sign-extend
   return static_cast<int64_t>(raw << shift) >> shift;
 }
 
-Value RowImageReader::decimal(int precision, int scale) {
+size_t RowImageReader::integer_width(uint8_t type) {
+  switch (type) {
+    case MYSQL_TYPE_TINY:
+      return 1;
+    case MYSQL_TYPE_SHORT:
+      return 2;
+    case MYSQL_TYPE_INT24:
+      return 3;
+    case MYSQL_TYPE_LONG:
+      return 4;
+    default:
+      return 8;
+  }
+}
+
+Decimal RowImageReader::decimal(int precision, int scale) {
   return decode_binary_decimal(take(binary_decimal_size(precision, scale)), precision, scale);
 }
 
 // DATETIME2: year*13+month, day, hour, minute, second packed in 40 bits
 // above 2^39, then the fraction.
-Value RowImageReader::datetime(int fsp) {
+Timestamp RowImageReader::datetime(int fsp) {
   const uint64_t packed = big_endian(5) - 0x8000000000ULL;
   const uint64_t ymd = packed >> 17, hms = packed & ((1 << 17) - 1);
   const uint64_t year_month = ymd >> 5;

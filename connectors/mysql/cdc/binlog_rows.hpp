@@ -8,6 +8,7 @@
 
 #include "sluice/connectors/mysql/charset.hpp"
 #include "sluice/connectors/mysql/connection.hpp"
+#include "sluice/engine/data/batch.hpp"
 #include "sluice/engine/data/value.hpp"
 
 /// The values in a binlog's row images, as the server writes them
@@ -70,16 +71,27 @@ class RowImageReader {
   const uint8_t* take(size_t n);
   /// The next value, of a column of format `f` read as `d` says.
   Value value(const BinlogColumnFormat& f, const BinlogDecoding& d);
+  /// The same, written into row `row` of `column` (not NULL): the common
+  /// types without a Value between. Throws DataError if the value is not of
+  /// the column's type.
+  void read_into(ColumnVector& column, uint32_t row, const BinlogColumnFormat& f,
+                 const BinlogDecoding& d);
 
  private:
   uint64_t little_endian(size_t n);
   uint64_t big_endian(size_t n);
   Value integer(size_t n, const BinlogDecoding& d);
-  Value decimal(int precision, int scale);
-  Value datetime(int fsp);
+  // An integer of `n` bytes that fits an int64_t (not a BIGINT UNSIGNED).
+  int64_t whole(size_t n, bool is_unsigned);
+  // The bytes of an integer of binlog type `type`.
+  static size_t integer_width(uint8_t type);
+  Decimal decimal(int precision, int scale);
+  Timestamp datetime(int fsp);
   Value time(int fsp);
   int64_t fraction(int fsp);
   std::string_view bytes(size_t length_bytes);
+  // How many bytes give the length of a value of string format `f`.
+  static size_t length_bytes(const BinlogColumnFormat& f);
   // What the bytes of a string, binary or BLOB column are, as `d` says.
   Value string_value(std::string_view bytes, const BinlogDecoding& d) const;
 

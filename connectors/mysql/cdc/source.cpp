@@ -310,18 +310,19 @@ class MySqlCdcSource final : public Source {
     changes_.clear();
     reader_->read(changes_);
     resume_ = reader_->resume();
-    for (size_t i = 0; i < changes_.size(); ++i) {
+    const bool read = !changes_.empty();  // hold_from() takes them
+    for (size_t i = 0; i < changes_.size();) {
       const BinlogChange& change = changes_[i];
       if (change.schema_change) {
         if (hold_from(i)) break;
         follow(out, change);
+        ++i;
       } else {
-        emit(out, change.table, change.row, change.position);
+        i = emit_rows(out, changes_, i);
       }
     }
-    report_lag(*reader_, !changes_.empty());
-    if (changes_.empty())
-      return reader_->idle() ? PollResult::kNothingAvailable : PollResult::kMoreAvailable;
+    report_lag(*reader_, read);
+    if (!read) return reader_->idle() ? PollResult::kNothingAvailable : PollResult::kMoreAvailable;
     fault_point("cdc-binlog-read");
     return PollResult::kMoreAvailable;
   }
@@ -895,13 +896,15 @@ class MySqlCdcSource final : public Source {
   }
 
   // Whether the schema change changes_[i] waits, with what follows it (of
-  // its transaction; see held_): from here on, the source stands before it.
+  // its transaction; see held_, which takes changes_): from here on, the
+  // source stands before it.
   bool hold_from(size_t i) {
     if (!hold_schema_changes_) return false;
-    held_.assign(changes_.begin() + static_cast<std::ptrdiff_t>(i), changes_.end());
-    resume_ = held_.front().schema_change->resume_before;
+    std::swap(held_, changes_);
+    held_from_ = i;
+    resume_ = held_[i].schema_change->resume_before;
     spdlog::info("mysql-cdc {}: {} goes on once a checkpoint holds the changes before it", names_,
-                 held_.front().schema_change->statement);
+                 held_[i].schema_change->statement);
     return true;
   }
 
@@ -909,12 +912,12 @@ class MySqlCdcSource final : public Source {
   // while it has not.
   bool release_held(Collector& out) {
     if (!released_by_) return false;
-    for (const BinlogChange& change : held_) {
-      if (change.schema_change) {
-        follow(out, change, released_by_);
+    for (size_t i = held_from_; i < held_.size();) {
+      if (held_[i].schema_change) {
+        follow(out, held_[i], released_by_);
+        ++i;
       } else {
-        emit(out, change.table, change.row,
-             change.position);  // of the same transaction (CREATE … SELECT)
+        i = emit_rows(out, held_, i);  // of the same transaction (CREATE … SELECT)
       }
     }
     held_.clear();
@@ -952,7 +955,8 @@ class MySqlCdcSource final : public Source {
         continue;
       }
       std::vector<Value>& key = keys.emplace_back();
-      for (size_t k : key_columns) key.push_back(change.row.fields[k]);
+      const Batch& rows = changes_.batch(change);
+      for (size_t k : key_columns) key.push_back(rows.column(k).value(change.row));
     }
     const std::vector<bool> after =
         keys.empty() ? std::vector<bool>{} : orders_[reading()].after(*snapshot_, keys, last_key_);
@@ -974,11 +978,11 @@ class MySqlCdcSource final : public Source {
         follow(out, changes_[i]);
         continue;
       }
-      Row row = changes_[i].row;
+      Row row = changes_.row(changes_[i]);
       // An update's two images are neighbours: read() gives whole events.
       const bool removes = row.kind == RowKind::kDelete ||
                            (row.kind == RowKind::kUpdateBefore && i + 1 < changes_.size() &&
-                            key_of(table, row) != key_of(table, changes_[i + 1].row));
+                            key_of(table, row) != key_of(table, changes_.row(changes_[i + 1])));
       if (!emitted[i]) {
         if (!removes) continue;
         row.kind = RowKind::kInsert;
@@ -1036,6 +1040,20 @@ class MySqlCdcSource final : public Source {
     std::vector<Value> key;
     for (size_t k : binlog_tables_[table].schema.primary_key()) key.push_back(row.fields[k]);
     return key;
+  }
+
+  // Row change `changes[i]` and the row changes after it in the same batch,
+  // in one append; returns the index of the next change.
+  size_t emit_rows(Collector& out, const BinlogChanges& changes, size_t i) {
+    const BinlogChange& first = changes[i];
+    rows_.clear();
+    for (; i < changes.size() && !changes[i].schema_change && changes[i].batch == first.batch;
+         ++i) {
+      rows_.push_back(changes[i].row);
+    }
+    if (several_) out.to_table(static_cast<uint32_t>(first.table));
+    out.batch().append(changes.batch(first), rows_);
+    return i;
   }
 
   // Into the stream of several tables, or of the one all tables share;
@@ -1172,7 +1190,8 @@ class MySqlCdcSource final : public Source {
   std::unique_ptr<MySqlConnection> snapshot_;
   std::unique_ptr<BinlogReader> catch_up_;
   std::unique_ptr<BinlogReader> reader_;
-  std::vector<BinlogChange> changes_;
+  BinlogChanges changes_;
+  std::vector<uint32_t> rows_;  // emit_rows()'s
   Counter* fetch_lag_ = nullptr;
   Counter* emit_lag_ = nullptr;
   Counter* idle_since_ = nullptr;   // the last change emitted, read as the time since
@@ -1197,7 +1216,8 @@ class MySqlCdcSource final : public Source {
   // save the position before it.
   std::vector<std::string> gone_;  // see drop_gone()
   bool hold_schema_changes_ = false;
-  std::vector<BinlogChange> held_;
+  BinlogChanges held_;
+  size_t held_from_ = 0;                // the held schema change's index in held_
   std::optional<int64_t> held_until_;   // the first checkpoint taken while held
   std::optional<int64_t> released_by_;  // a checkpoint completed since
 };
