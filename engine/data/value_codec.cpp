@@ -68,22 +68,49 @@ class Reader {
   size_t pos_ = 0;
 };
 
-void encode_value(const Value& v, std::string& out) {
-  if (v.is_null()) {
-    out.push_back(kNull);
-    return;
-  }
-  switch (v.type_id()) {
+// A value's parts, read from a Value (FromValue) or from a batch's column
+// (FromColumn): one encoding for both.
+struct FromValue {
+  const Value& v;
+  int64_t bigint() const { return v.as_bigint(); }
+  double real() const { return v.as_double(); }
+  const Decimal& decimal() const { return v.as_decimal(); }
+  std::string_view text() const { return v.as_string(); }
+  bool boolean() const { return v.as_boolean(); }
+  Timestamp timestamp() const { return v.as_timestamp(); }
+  Date date() const { return v.as_date(); }
+  Time time() const { return v.as_time(); }
+  std::string_view bytes() const { return v.as_bytes(); }
+};
+
+struct FromColumn {
+  const ColumnVector& c;
+  uint32_t row;
+  int64_t bigint() const { return c.values<int64_t>()[row]; }
+  double real() const { return c.values<double>()[row]; }
+  const Decimal& decimal() const { return c.values<Decimal>()[row]; }
+  std::string_view text() const { return c.string_at(row); }
+  bool boolean() const { return c.values<BoolSlot>()[row].value; }
+  Timestamp timestamp() const { return c.values<Timestamp>()[row]; }
+  Date date() const { return c.values<Date>()[row]; }
+  Time time() const { return c.values<Time>()[row]; }
+  std::string_view bytes() const { return c.string_at(row); }
+};
+
+// Appends the value `from` reads, of type `type`, not NULL.
+template <typename From>
+void encode_non_null(TypeId type, const From& from, std::string& out) {
+  switch (type) {
     case TypeId::kBigint:
       out.push_back(kBigint);
-      put_raw(out, v.as_bigint());
+      put_raw(out, from.bigint());
       break;
     case TypeId::kDouble:
       out.push_back(kDouble);
-      put_raw(out, v.as_double());
+      put_raw(out, from.real());
       break;
     case TypeId::kDecimal: {
-      const Decimal& d = v.as_decimal();
+      const Decimal& d = from.decimal();
       out.push_back(d.wide() ? kWideDecimal : kDecimal);
       out.push_back(static_cast<char>(d.scale()));
       put_raw(out, d.low());
@@ -92,29 +119,37 @@ void encode_value(const Value& v, std::string& out) {
     }
     case TypeId::kString:
       out.push_back(kString);
-      put_varint(out, v.as_string().size());
-      out += v.as_string();
+      put_varint(out, from.text().size());
+      out += from.text();
       break;
     case TypeId::kBoolean:
-      out.push_back(v.as_boolean() ? kTrue : kFalse);
+      out.push_back(from.boolean() ? kTrue : kFalse);
       break;
     case TypeId::kTimestamp:
       out.push_back(kTimestamp);
-      put_raw(out, v.as_timestamp().micros);
+      put_raw(out, from.timestamp().micros);
       break;
     case TypeId::kDate:
       out.push_back(kDate);
-      put_raw(out, v.as_date().days);
+      put_raw(out, from.date().days);
       break;
     case TypeId::kTime:
       out.push_back(kTime);
-      put_raw(out, v.as_time().micros);
+      put_raw(out, from.time().micros);
       break;
     case TypeId::kBytes:
       out.push_back(kBytes);
-      put_varint(out, v.as_bytes().size());
-      out += v.as_bytes();
+      put_varint(out, from.bytes().size());
+      out += from.bytes();
       break;
+  }
+}
+
+void encode_value(const Value& v, std::string& out) {
+  if (v.is_null()) {
+    out.push_back(kNull);
+  } else {
+    encode_non_null(v.type_id(), FromValue{v}, out);
   }
 }
 
@@ -191,7 +226,14 @@ std::string encode_key(const Row& row, const std::vector<size_t>& key_indexes) {
 
 std::string encode_key(RowRef row, const std::vector<size_t>& key_indexes) {
   std::string out;
-  for (size_t i : key_indexes) encode_value(row.value(i), out);
+  for (size_t i : key_indexes) {
+    const ColumnVector& column = row.batch().column(i);
+    if (column.is_null(row.index())) {
+      out.push_back(kNull);
+    } else {
+      encode_non_null(column.type(), FromColumn{column, row.index()}, out);
+    }
+  }
   return out;
 }
 

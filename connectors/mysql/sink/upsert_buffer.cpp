@@ -56,18 +56,36 @@ void UpsertBuffer::add(const Row& row) {
 }
 
 void UpsertBuffer::add_stored_from(uint32_t first) {
-  for (uint32_t i = first; i < store_.size(); ++i) add_stored(i);
-}
-
-void UpsertBuffer::add_stored(uint32_t row) {
-  for (size_t k : key_) {
-    if (store_.column(k).is_null(row)) {
-      // The rows from here on stay in store_ unreferenced, dropped at clear().
-      const std::string change = store_.ref(row).to_string();
+  // The keys first, each one's slot in the index fetched into the cache
+  // meanwhile: a lookup in a large index waits on memory otherwise.
+  keys_.clear();
+  uint32_t end = first;
+  for (; end < store_.size() && !has_null_key(end); ++end) {
+    std::string key = encode_key(store_.ref(end), key_);
+    const size_t hash = KeyIndex::hash(key);
+    latest_.prefetch(hash);
+    keys_.push_back({std::move(key), hash});
+  }
+  for (uint32_t i = first; i < end; ++i) {
+    auto& [key, hash] = keys_[i - first];
+    add_stored(i, std::move(key), hash);
+  }
+  if (end < store_.size()) {
+    // The rows from here on stay in store_ unreferenced, dropped at clear().
+    for (size_t k : key_) {
+      if (!store_.column(k).is_null(end)) continue;
+      const std::string change = store_.ref(end).to_string();
       throw DataError("key column '" + store_.schema().column(k).name + "' is NULL in " + change);
     }
   }
-  std::string key = encode_key(store_.ref(row), key_);
+}
+
+bool UpsertBuffer::has_null_key(uint32_t row) const {
+  return std::any_of(key_.begin(), key_.end(),
+                     [&](size_t k) { return store_.column(k).is_null(row); });
+}
+
+void UpsertBuffer::add_stored(uint32_t row, std::string key, size_t hash) {
   const RowKind kind = store_.kind(row);
   // What the table held for the key before this change, if it is the first.
   Before holds = kind == RowKind::kInsert ? Before::kNothing : Before::kUnknown;
@@ -80,7 +98,7 @@ void UpsertBuffer::add_stored(uint32_t row) {
     } else {
       // Anything else makes the held -U the delete of its key, first; a +U
       // is then the new row of a key-changing update.
-      put(std::move(held_key_), *held_, true, Before::kImage, *held_);
+      put_held();
       if (kind == RowKind::kUpdateAfter) holds = Before::kNothing;
     }
     held_.reset();
@@ -91,11 +109,16 @@ void UpsertBuffer::add_stored(uint32_t row) {
     return;
   }
   const bool deleted = kind == RowKind::kDelete;
-  put(std::move(key), row, deleted, deleted ? Before::kImage : holds, before);
+  put(std::move(key), hash, row, deleted, deleted ? Before::kImage : holds, before);
 }
 
-void UpsertBuffer::put(std::string key, uint32_t row, bool deleted, Before holds, uint32_t before) {
-  const size_t hash = KeyIndex::hash(key);
+void UpsertBuffer::put_held() {
+  const size_t hash = KeyIndex::hash(held_key_);
+  put(std::move(held_key_), hash, *held_, true, Before::kImage, *held_);
+}
+
+void UpsertBuffer::put(std::string key, size_t hash, uint32_t row, bool deleted, Before holds,
+                       uint32_t before) {
   const uint32_t* latest = latest_.find(key, hash, key_of());
   Entry* entry = nullptr;
   if (latest != nullptr && entries_[*latest].generation == generation_) {
@@ -191,7 +214,7 @@ std::optional<std::string> UpsertBuffer::unique_value(uint32_t row, size_t k) {
 
 std::vector<UpsertBuffer::Run> UpsertBuffer::runs(bool resolve_held, const KeySet* hold_back) {
   if (resolve_held && held_) {
-    put(std::move(held_key_), *held_, true, Before::kImage, *held_);
+    put_held();
     held_.reset();
   }
   // Keys held back stay, and with other unique keys every generation from

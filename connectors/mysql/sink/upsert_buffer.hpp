@@ -42,6 +42,10 @@ class KeyIndex {
     if (slot.number == kEmpty) ++size_;
     slot = {static_cast<uint32_t>(hash), number};
   }
+  /// Starts fetching the slot of a key of hash `hash` into the cache.
+  void prefetch(size_t hash) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[hash & (slots_.size() - 1)]);
+  }
   /// Forgets every key, keeping the capacity.
   void clear();
   size_t size() const { return size_; }
@@ -187,8 +191,12 @@ class UpsertBuffer {
   };
   // Buffers store_'s rows from `first` on.
   void add_stored_from(uint32_t first);
-  void add_stored(uint32_t row);
-  void put(std::string key, uint32_t row, bool deleted, Before holds, uint32_t before);
+  bool has_null_key(uint32_t row) const;
+  // Buffers store_'s row `row`, of key `key` (encode_key()) and its `hash`.
+  void add_stored(uint32_t row, std::string key, size_t hash);
+  void put(std::string key, size_t hash, uint32_t row, bool deleted, Before holds, uint32_t before);
+  // The held -U, as the delete of its key.
+  void put_held();
   // Whether the change `row` (to `entry`, its key's entry in the current
   // generation, or null) must go into a new generation.
   bool must_cut(const Entry* entry, uint32_t row, bool deleted);
@@ -231,6 +239,7 @@ class UpsertBuffer {
   uint32_t generation_ = 0;
   std::optional<uint32_t> held_;  // a -U waiting for the next change
   std::string held_key_;
+  std::vector<std::pair<std::string, size_t>> keys_;  // add_stored_from()'s, with their hashes
   uint64_t sequence_ = 0;
 };
 
