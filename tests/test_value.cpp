@@ -115,3 +115,25 @@ TEST_CASE("row kinds read and print as +I -U +U -D", "[value]") {
   CHECK_THROWS_WITH(parse_row_kind("I"), Catch::Contains("expected a row kind"));
   CHECK(Row(RowKind::kUpdateAfter, {1, "x", Value()}).to_string() == "+U[1, x, NULL]");
 }
+
+TEST_CASE("base64 is RFC 4648's, every byte and every tail length", "[value]") {
+  const std::pair<const char*, const char*> kVectors[] = {{"", ""},
+                                                          {"f", "Zg=="},
+                                                          {"fo", "Zm8="},
+                                                          {"foo", "Zm9v"},
+                                                          {"foob", "Zm9vYg=="},
+                                                          {"fooba", "Zm9vYmE="},
+                                                          {"foobar", "Zm9vYmFy"}};
+  for (const auto& [bytes, text] : kVectors) CHECK(base64_encode(bytes) == text);
+  std::string every;
+  for (int b = 0; b < 256; ++b) every.push_back(static_cast<char>(b));
+  for (size_t length = 250; length <= 256; ++length) {
+    const std::string bytes = every.substr(0, length);
+    CHECK(base64_decode(base64_encode(bytes)) == bytes);
+  }
+  std::string appended = "head:";
+  base64_append("foobar", appended);
+  CHECK(appended == "head:Zm9vYmFy");
+  // 0xfb 0xff 0xbf: the last two of the 64 characters.
+  CHECK(base64_encode("\xfb\xff\xbf") == "+/+/");
+}

@@ -1,6 +1,7 @@
 #include "sluice/engine/data/value.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstring>
 #include <functional>
@@ -132,18 +133,25 @@ constexpr char kBase64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 }  // namespace
 
 void base64_append(std::string_view bytes, std::string& out) {
+  // The two characters of every 12 bits: half the lookups of one a character.
+  static const auto kPairs = [] {
+    std::array<char, 2 * 4096> pairs{};
+    for (size_t v = 0; v < 4096; ++v) {
+      pairs[2 * v] = kBase64[v >> 6];
+      pairs[2 * v + 1] = kBase64[v & 63];
+    }
+    return pairs;
+  }();
   const size_t at = out.size();
   out.resize(at + (bytes.size() + 2) / 3 * 4);
   char* o = out.data() + at;
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
   const size_t n = bytes.size();
   size_t i = 0;
-  for (; i + 3 <= n; i += 3) {
+  for (; i + 3 <= n; i += 3, o += 4) {
     const uint32_t v = uint32_t{p[i]} << 16 | uint32_t{p[i + 1]} << 8 | p[i + 2];
-    *o++ = kBase64[v >> 18];
-    *o++ = kBase64[(v >> 12) & 63];
-    *o++ = kBase64[(v >> 6) & 63];
-    *o++ = kBase64[v & 63];
+    std::memcpy(o, &kPairs[2 * (v >> 12)], 2);
+    std::memcpy(o + 2, &kPairs[2 * (v & 4095)], 2);
   }
   if (i < n) {
     const bool two = i + 1 < n;
