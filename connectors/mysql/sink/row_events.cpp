@@ -3,6 +3,7 @@
 #include <mysql.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -116,10 +117,15 @@ std::optional<uint64_t> utf8_characters(std::string_view text) {
   return n;
 }
 
+// 10^n, for n up to 38.
 __int128 power_of_ten(int n) {
-  __int128 v = 1;
-  for (int i = 0; i < n; ++i) v *= 10;
-  return v;
+  static constexpr auto kPowers = [] {
+    std::array<__int128, 39> powers{};
+    powers[0] = 1;
+    for (size_t i = 1; i < powers.size(); ++i) powers[i] = powers[i - 1] * 10;
+    return powers;
+  }();
+  return kPowers[static_cast<size_t>(n)];
 }
 
 // MySQL's binary DECIMAL(precision, scale) of `value` (see
@@ -147,10 +153,7 @@ bool append_decimal(std::string& out, const Decimal& value, int precision, int s
     // `x` without its last `n` digits: 0 where 10^n is beyond U, as x is.
     const auto shifted = [](U x, int n) -> U {
       constexpr int kDigits = sizeof(U) == 8 ? 19 : 38;  // of the largest power of ten in U
-      if (n > kDigits) return 0;
-      U ten = 1;
-      for (int i = 0; i < n; ++i) ten *= 10;
-      return x / ten;
+      return n > kDigits ? 0 : x / static_cast<U>(power_of_ten(n));
     };
     if (intg % 9 > 0) {
       append_be(out, static_cast<uint64_t>(shifted(whole, intg / 9 * 9)), kDecimalBytes[intg % 9]);
