@@ -324,6 +324,8 @@ Value RowImageReader::value(const BinlogColumnFormat& f, const BinlogDecoding& d
     case MYSQL_TYPE_VAR_STRING:
       return string_value(bytes(length_bytes(f)), d);
     case MYSQL_TYPE_STRING: {
+      // CHAR, BINARY, ENUM and SET: the metadata packs the real type (and
+      // for ENUM and SET the width of the number).
       const unsigned high = f.meta >> 8, low = f.meta & 0xff;
       if (high == MYSQL_TYPE_ENUM || high == MYSQL_TYPE_SET) {
         const uint64_t number = little_endian(low);
@@ -360,17 +362,12 @@ Value RowImageReader::value(const BinlogColumnFormat& f, const BinlogDecoding& d
 
 void RowImageReader::read_into(ColumnVector& column, uint32_t row, const BinlogColumnFormat& f,
                                const BinlogDecoding& d) {
+  const size_t width = integer_width(f.type);
+  if (width > 0 && column.type() == TypeId::kBigint && !(d.is_unsigned && width == 8)) {
+    column.values<int64_t>()[row] = whole(width, d.is_unsigned);
+    return;
+  }
   switch (f.type) {
-    case MYSQL_TYPE_TINY:
-    case MYSQL_TYPE_SHORT:
-    case MYSQL_TYPE_INT24:
-    case MYSQL_TYPE_LONG:
-    case MYSQL_TYPE_LONGLONG:
-      if (column.type() == TypeId::kBigint && !(d.is_unsigned && f.type == MYSQL_TYPE_LONGLONG)) {
-        column.values<int64_t>()[row] = whole(integer_width(f.type), d.is_unsigned);
-        return;
-      }
-      break;
     case MYSQL_TYPE_DOUBLE:
       if (column.type() == TypeId::kDouble) {
         column.values<double>()[row] = value(f, d).as_double();
@@ -467,8 +464,10 @@ size_t RowImageReader::integer_width(uint8_t type) {
       return 3;
     case MYSQL_TYPE_LONG:
       return 4;
-    default:
+    case MYSQL_TYPE_LONGLONG:
       return 8;
+    default:
+      return 0;
   }
 }
 

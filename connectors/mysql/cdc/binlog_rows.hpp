@@ -83,7 +83,7 @@ class RowImageReader {
   Value integer(size_t n, const BinlogDecoding& d);
   // An integer of `n` bytes that fits an int64_t (not a BIGINT UNSIGNED).
   int64_t whole(size_t n, bool is_unsigned);
-  // The bytes of an integer of binlog type `type`.
+  // The bytes of an integer of binlog type `type`; 0 for another type.
   static size_t integer_width(uint8_t type);
   Decimal decimal(int precision, int scale);
   Timestamp datetime(int fsp);

@@ -60,7 +60,7 @@ void UpsertBuffer::add_stored_from(uint32_t first) {
   // meanwhile: a lookup in a large index waits on memory otherwise.
   keys_.clear();
   uint32_t end = first;
-  for (; end < store_.size() && !has_null_key(end); ++end) {
+  for (; end < store_.size() && null_key_column(end) == key_.end(); ++end) {
     std::string key = encode_key(store_.ref(end), key_);
     const size_t hash = KeyIndex::hash(key);
     latest_.prefetch(hash);
@@ -70,19 +70,16 @@ void UpsertBuffer::add_stored_from(uint32_t first) {
     auto& [key, hash] = keys_[i - first];
     add_stored(i, std::move(key), hash);
   }
-  if (end < store_.size()) {
-    // The rows from here on stay in store_ unreferenced, dropped at clear().
-    for (size_t k : key_) {
-      if (!store_.column(k).is_null(end)) continue;
-      const std::string change = store_.ref(end).to_string();
-      throw DataError("key column '" + store_.schema().column(k).name + "' is NULL in " + change);
-    }
-  }
+  if (end == store_.size()) return;
+  // The rows from here on stay in store_ unreferenced, dropped at clear().
+  const size_t k = *null_key_column(end);
+  const std::string change = store_.ref(end).to_string();
+  throw DataError("key column '" + store_.schema().column(k).name + "' is NULL in " + change);
 }
 
-bool UpsertBuffer::has_null_key(uint32_t row) const {
-  return std::any_of(key_.begin(), key_.end(),
-                     [&](size_t k) { return store_.column(k).is_null(row); });
+std::vector<size_t>::const_iterator UpsertBuffer::null_key_column(uint32_t row) const {
+  return std::find_if(key_.begin(), key_.end(),
+                      [&](size_t k) { return store_.column(k).is_null(row); });
 }
 
 void UpsertBuffer::add_stored(uint32_t row, std::string key, size_t hash) {

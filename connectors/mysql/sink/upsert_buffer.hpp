@@ -191,7 +191,8 @@ class UpsertBuffer {
   };
   // Buffers store_'s rows from `first` on.
   void add_stored_from(uint32_t first);
-  bool has_null_key(uint32_t row) const;
+  // The first key column that is NULL in store_'s row `row`, or key_.end().
+  std::vector<size_t>::const_iterator null_key_column(uint32_t row) const;
   // Buffers store_'s row `row`, of key `key` (encode_key()) and its `hash`.
   void add_stored(uint32_t row, std::string key, size_t hash);
   void put(std::string key, size_t hash, uint32_t row, bool deleted, Before holds, uint32_t before);
