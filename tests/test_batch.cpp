@@ -283,3 +283,22 @@ TEST_CASE("input positions travel with their rows, and only where a source set t
   moved.append(Row(RowKind::kInsert, {int64_t{1}, "x"}));
   CHECK_FALSE(moved.position(0).has_value());
 }
+
+TEST_CASE("rows appended by number come whole, consecutive ones or not, positions too", "[batch]") {
+  Batch source = batch_of(every_type());
+  for (uint32_t row = 0; row < source.size(); ++row) source.set_position(row, 100 + row);
+  const std::vector<Row> rows = every_type();
+  for (const std::vector<uint32_t>& numbers :
+       {std::vector<uint32_t>{1, 2}, std::vector<uint32_t>{2, 0}, std::vector<uint32_t>{0, 2},
+        std::vector<uint32_t>{0, 1, 2}, std::vector<uint32_t>{2}}) {
+    Batch out = batch_of({rows[0]});  // a row before them, without a position
+    out.append(source, numbers);
+    std::vector<Row> want = {rows[0]};
+    for (uint32_t n : numbers) want.push_back(rows[n]);
+    CHECK(out.rows() == want);
+    CHECK_FALSE(out.position(0).has_value());
+    for (size_t i = 0; i < numbers.size(); ++i) {
+      CHECK(out.position(static_cast<uint32_t>(i + 1)) == 100 + numbers[i]);
+    }
+  }
+}

@@ -1,5 +1,6 @@
 #include "sluice/engine/data/batch.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <stdexcept>
 
@@ -156,10 +157,11 @@ void ColumnVector::truncate(size_t n) {
   nulls_.resize(n);
 }
 
-void ColumnVector::append_from(const ColumnVector& from, const uint32_t* rows, uint32_t n) {
+void ColumnVector::append_from(const ColumnVector& from, const uint32_t* rows, uint32_t n,
+                               uint32_t start) {
   const size_t first = nulls_.size();
   if (rows == nullptr) {
-    nulls_.insert(nulls_.end(), from.nulls_.begin(), from.nulls_.begin() + n);
+    nulls_.insert(nulls_.end(), from.nulls_.begin() + start, from.nulls_.begin() + start + n);
   } else {
     nulls_.resize(first + n);
     for (uint32_t i = 0; i < n; ++i) nulls_[first + i] = from.nulls_[rows[i]];
@@ -167,7 +169,7 @@ void ColumnVector::append_from(const ColumnVector& from, const uint32_t* rows, u
   if (type() == TypeId::kString || type() == TypeId::kBytes) {
     std::visit([&](auto& slots) { slots.resize(first + n); }, values_);
     for (uint32_t i = 0; i < n; ++i) {
-      set_string(static_cast<uint32_t>(first + i), from.string_at(rows ? rows[i] : i));
+      set_string(static_cast<uint32_t>(first + i), from.string_at(rows ? rows[i] : start + i));
     }
     return;
   }
@@ -176,7 +178,7 @@ void ColumnVector::append_from(const ColumnVector& from, const uint32_t* rows, u
         using Vector = std::decay_t<decltype(to)>;
         const Vector& source = std::get<Vector>(from.values_);
         if (rows == nullptr) {
-          to.insert(to.end(), source.begin(), source.begin() + n);
+          to.insert(to.end(), source.begin() + start, source.begin() + start + n);
         } else {
           to.resize(first + n);
           for (uint32_t i = 0; i < n; ++i) to[first + i] = source[rows[i]];
@@ -274,7 +276,14 @@ void Batch::append(const Batch& from) {
 
 void Batch::append(const Batch& from, std::span<const uint32_t> rows) {
   if (!same_layout(from)) throw_layout_mismatch(from);
-  append_selected(from, rows.data(), static_cast<uint32_t>(rows.size()));
+  const auto n = static_cast<uint32_t>(rows.size());
+  // Consecutive rows (all of a batch, say) are copied as a range, not one by one.
+  const auto gap = [](uint32_t a, uint32_t b) { return b != a + 1; };
+  if (n > 0 && std::adjacent_find(rows.begin(), rows.end(), gap) == rows.end()) {
+    append_selected(from, nullptr, n, nullptr, rows[0]);
+  } else {
+    append_selected(from, rows.data(), n);
+  }
 }
 
 void Batch::append_columns(const Batch& from, std::span<const size_t> columns) {
@@ -302,24 +311,26 @@ void Batch::take(Batch& from) {
 }
 
 void Batch::append_selected(const Batch& from, const uint32_t* rows, uint32_t n,
-                            const size_t* columns) {
+                            const size_t* columns, uint32_t start) {
   const uint32_t first = size();
   if (!all_selected_) {
     for (uint32_t i = 0; i < n; ++i) selection_.push_back(first + i);
   }
   if (rows == nullptr) {
-    kinds_.insert(kinds_.end(), from.kinds_.begin(), from.kinds_.begin() + n);
+    kinds_.insert(kinds_.end(), from.kinds_.begin() + start, from.kinds_.begin() + start + n);
   } else {
     for (uint32_t i = 0; i < n; ++i) kinds_.push_back(from.kinds_[rows[i]]);
   }
   if (!from.positions_.empty()) {
     positions_.resize(first, -1);
-    for (uint32_t i = 0; i < n; ++i) positions_.push_back(from.positions_[rows ? rows[i] : i]);
+    for (uint32_t i = 0; i < n; ++i) {
+      positions_.push_back(from.positions_[rows ? rows[i] : start + i]);
+    }
   } else if (!positions_.empty()) {
     positions_.resize(kinds_.size(), -1);
   }
   for (size_t c = 0; c < columns_.size(); ++c) {
-    columns_[c].append_from(from.columns_[columns ? columns[c] : c], rows, n);
+    columns_[c].append_from(from.columns_[columns ? columns[c] : c], rows, n, start);
   }
 }
 

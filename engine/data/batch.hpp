@@ -107,8 +107,8 @@ class ColumnVector {
   /// until clear().)
   void truncate(size_t n);
   /// Appends rows `rows[0..n)` of `from`, a column of the same type, or its
-  /// first `n` rows when `rows` is null.
-  void append_from(const ColumnVector& from, const uint32_t* rows, uint32_t n);
+  /// `n` rows from `start` on when `rows` is null.
+  void append_from(const ColumnVector& from, const uint32_t* rows, uint32_t n, uint32_t start = 0);
   void clear();
 
  private:
@@ -245,10 +245,10 @@ class Batch {
     selection_.swap(scratch_);
     all_selected_ = false;
   }
-  // Rows `rows[0..n)` of `from`, or its first `n` when `rows` is null;
-  // column c from `from`'s column columns[c], or c when `columns` is null.
+  // Rows `rows[0..n)` of `from`, or its `n` from `start` on when `rows` is
+  // null; column c from `from`'s column columns[c], or c when `columns` is null.
   void append_selected(const Batch& from, const uint32_t* rows, uint32_t n,
-                       const size_t* columns = nullptr);
+                       const size_t* columns = nullptr, uint32_t start = 0);
   [[noreturn]] void throw_layout_mismatch(const Batch& from) const;
 
   const Schema* schema_;
