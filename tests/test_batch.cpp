@@ -4,6 +4,7 @@
 #include "sluice/connectors/datagen/datagen.hpp"
 #include "sluice/engine/common/error.hpp"
 #include "sluice/engine/data/batch.hpp"
+#include "sluice/engine/data/value_codec.hpp"
 #include "sluice/engine/runtime/executor.hpp"
 
 using namespace sluice;
@@ -301,4 +302,19 @@ TEST_CASE("rows appended by number come whole, consecutive ones or not, position
       CHECK(out.position(static_cast<uint32_t>(i + 1)) == 100 + numbers[i]);
     }
   }
+}
+
+TEST_CASE("a key encodes the same from a batch's columns as from its Row", "[batch]") {
+  Batch batch = batch_of(every_type());
+  const std::vector<size_t> all = {0, 1, 2, 3, 4, 5};
+  for (uint32_t row = 0; row < batch.size(); ++row) {
+    CHECK(encode_key(batch.ref(row), all) == encode_key(every_type()[row], all));
+  }
+  // A wide DECIMAL, 4-byte UTF-8, and BYTES too.
+  const Schema other = Schema::parse("d DECIMAL(65,0), s STRING, b BYTES");
+  Batch wide(other);
+  const Row row(RowKind::kInsert, {Decimal::of(std::string(60, '9')), "é😀",
+                                   Value::bytes(std::string("\x00\xff", 2))});
+  wide.append(row);
+  CHECK(encode_key(wide.ref(0), {0, 1, 2}) == encode_key(row, {0, 1, 2}));
 }

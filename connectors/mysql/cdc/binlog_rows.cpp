@@ -390,12 +390,16 @@ void RowImageReader::read_into(ColumnVector& column, uint32_t row, const BinlogC
     case MYSQL_TYPE_VAR_STRING:
     case MYSQL_TYPE_BLOB:
     case MYSQL_TYPE_STRING: {
-      // Text that is UTF-8 already, and bytes but a BINARY(n)'s: as they are.
+      // Text that is UTF-8 already, and bytes but a BINARY(n)'s: as they
+      // are. (An ENUM's or a SET's number, as the binlog says, is not.)
+      const unsigned high = f.meta >> 8;
+      const bool number =
+          f.type == MYSQL_TYPE_STRING && (high == MYSQL_TYPE_ENUM || high == MYSQL_TYPE_SET);
       const bool as_is =
           (d.how == BinlogDecoding::kText && !d.text)
               ? column.type() == TypeId::kString
               : d.how == BinlogDecoding::kBytes && d.length == 0 && column.type() == TypeId::kBytes;
-      if (as_is) {
+      if (as_is && !number) {
         column.set_string(row, bytes(length_bytes(f)));
         return;
       }
