@@ -1,6 +1,7 @@
 #include "sluice/tests/fake_sink_connection.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace sluice::testing {
 
@@ -21,6 +22,12 @@ class FakeConnection final : public SinkConnection {
       in_transaction_ = false;
     }
   }
+
+  // The server runs what send() sent when finish() asks for its end: a
+  // failure comes there, as a real one's does.
+  void send(std::string sql) override { sent_ = std::move(sql); }
+  void finish() override { execute(*std::exchange(sent_, std::nullopt)); }
+  bool shares_session() const override { return server_.shared_session; }
 
   uint64_t execute_bulk(const BulkSql& statement, const Batch& batch,
                         std::span<const uint32_t> numbers) override {
@@ -114,6 +121,7 @@ class FakeConnection final : public SinkConnection {
   bool in_transaction_ = false;
   std::optional<Xid> xa_;
   std::vector<FakeServer::Change> pending_;  // lost with the connection unless prepared
+  std::optional<std::string> sent_;          // by send(), for finish()
 };
 
 std::unique_ptr<SinkConnection> FakeServer::connect() {

@@ -17,7 +17,8 @@ namespace sluice::testing {
 /// `fold_case`, as utf8mb4_unicode_ci would), transactions, XA transactions
 /// that survive their connection and keep the rows they wrote locked,
 /// markers. Every call is logged as "c<connection id> <call>", and a call
-/// can be made to fail. For one thread at a time.
+/// can be made to fail; what send() sends runs when finish() waits for it.
+/// For one thread at a time.
 class FakeServer {
  public:
   explicit FakeServer(bool fold_case = false) : fold_case_(fold_case) {}
@@ -60,6 +61,8 @@ class FakeServer {
   TableInfo table_info;
   uint64_t max_allowed_packet = 16 << 20;
   int connections_made = 0;
+  /// Whether connections say they share one session (as the tables sink's do).
+  bool shared_session = false;
   /// Writes of a row that a prepared transaction holds locked: a server
   /// would keep them waiting until it commits. Each throws 1205.
   int lock_conflicts = 0;

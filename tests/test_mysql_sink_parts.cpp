@@ -9,6 +9,7 @@
 
 #include "sluice/cli/progress.hpp"
 #include "sluice/connectors/datagen/datagen.hpp"
+#include "sluice/connectors/mysql/sink/delivery.hpp"
 #include "sluice/connectors/mysql/sink/sink.hpp"
 #include "sluice/connectors/mysql/sink/statement_writer.hpp"
 #include "sluice/connectors/mysql/sink/tables_sink.hpp"
@@ -121,6 +122,142 @@ TEST_CASE("a flush that loses its connection runs whole again on a new one", "[s
   CHECK(counters.records_send.get() == 4);
   CHECK(server.calls("START TRANSACTION") ==
         std::vector<std::string>{"c1 START TRANSACTION", "c2 START TRANSACTION"});
+}
+
+namespace {
+
+// An at-least-once delivery of kNumbered rows into the fake's table.
+struct AtLeastOnceFixture {
+  explicit AtLeastOnceFixture(FakeServer& server)
+      : delivery(writer, server.connect(), server.connector(),
+                 {.max_retries = 3,
+                  .backoff = std::chrono::milliseconds(1),
+                  .retries = &counters.retries},
+                 "table 't'") {}
+
+  // Buffers `rows` and flushes them, as max-rows would.
+  size_t flush(std::initializer_list<Row> rows) {
+    for (const Row& row : rows) buffer.add(row);
+    return delivery.flush(buffer, false);
+  }
+
+  WriterCounters counters;
+  StatementWriter writer{"t", kNumbered, {0}, true, 0, counters.pointers()};
+  SinkBuffer buffer{kNumbered, {0}, false, true};
+  AtLeastOnceDelivery delivery;
+};
+
+Row change(RowKind kind, int64_t id, const char* note = nullptr) {
+  return Row(kind, {id, note == nullptr ? Value() : Value(std::string(note))});
+}
+
+// The fake's log without its connections: what ran, in order.
+std::vector<std::string> statements(const FakeServer& server) {
+  std::vector<std::string> out;
+  for (const std::string& line : server.log) {
+    if (line.find("CONNECT") == std::string::npos) out.push_back(line);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("at least once, a flush's commit runs while the next flush writes on another connection",
+          "[sink-parts]") {
+  FakeServer server;
+  AtLeastOnceFixture f(server);
+  CHECK(f.flush({change(RowKind::kInsert, 1, "a"), change(RowKind::kInsert, 2, "b")}) == 2);
+  CHECK(f.buffer.empty());  // the rows are the delivery's until the commit is known
+  CHECK(server.table.empty());
+  CHECK(f.flush({change(RowKind::kUpdateAfter, 1, "c"), change(RowKind::kDelete, 2)}) == 2);
+  CHECK(contents(server.table) == std::vector<std::string>{"1=a", "2=b"});
+  f.delivery.settle();
+  CHECK(contents(server.table) == std::vector<std::string>{"1=c"});
+  // The first COMMIT's answer is read after the second flush's writes,
+  // before its COMMIT goes.
+  CHECK(statements(server) == std::vector<std::string>{"c1 START TRANSACTION", "c1 UPSERT 2",
+                                                       "c2 START TRANSACTION", "c2 DELETE 1",
+                                                       "c2 UPSERT 1", "c1 COMMIT", "c2 COMMIT"});
+  CHECK(f.counters.transactions.get() == 2);
+  // The two connections take turns.
+  CHECK(f.flush({change(RowKind::kInsert, 3, "d")}) == 1);
+  f.delivery.settle();
+  CHECK(contents(server.table) == std::vector<std::string>{"1=c", "3=d"});
+  CHECK(server.log.back() == "c1 COMMIT");
+  CHECK(server.connections_made == 2);
+  CHECK(f.counters.retries.get() == 0);
+}
+
+TEST_CASE("at least once, a failed commit is written again before the flush that came after it",
+          "[sink-parts]") {
+  FakeServer server;
+  AtLeastOnceFixture f(server);
+  SECTION("found out by the next flush") {
+    server.fail_next("COMMIT", 2013);
+    f.flush({change(RowKind::kInsert, 1, "a"), change(RowKind::kInsert, 2, "b")});
+    f.flush({change(RowKind::kDelete, 1)});
+    f.delivery.settle();
+    // The second flush's transaction is dropped (it could wait for the
+    // lost one's locks), and both go again in order.
+    CHECK(contents(server.table) == std::vector<std::string>{"2=b"});
+    CHECK(statements(server) ==
+          std::vector<std::string>{"c1 START TRANSACTION", "c1 UPSERT 2", "c2 START TRANSACTION",
+                                   "c2 DELETE 1", "c1 COMMIT", "c3 START TRANSACTION",
+                                   "c3 UPSERT 2", "c3 COMMIT", "c3 START TRANSACTION",
+                                   "c3 DELETE 1", "c3 COMMIT"});
+    CHECK(f.counters.transactions.get() == 2);
+  }
+  SECTION("found out when the sink waits for it") {
+    server.fail_next("COMMIT", 1213);
+    f.flush({change(RowKind::kInsert, 1, "a")});
+    f.delivery.settle();
+    CHECK(contents(server.table) == std::vector<std::string>{"1=a"});
+    CHECK(server.calls("COMMIT") == std::vector<std::string>{"c1 COMMIT", "c2 COMMIT"});
+    CHECK(f.counters.transactions.get() == 1);
+  }
+  SECTION("a write that fails meanwhile") {
+    f.flush({change(RowKind::kInsert, 1, "a")});
+    server.fail_next("UPSERT", 2013);
+    f.flush({change(RowKind::kUpdateAfter, 1, "b")});
+    CHECK(contents(server.table) == std::vector<std::string>{"1=b"});
+    CHECK(statements(server) == std::vector<std::string>{"c1 START TRANSACTION", "c1 UPSERT 1",
+                                                         "c2 START TRANSACTION", "c2 UPSERT 1",
+                                                         "c1 COMMIT", "c3 START TRANSACTION",
+                                                         "c3 UPSERT 1", "c3 COMMIT"});
+    CHECK(f.counters.transactions.get() == 2);
+  }
+  CHECK(f.counters.retries.get() == 1);
+}
+
+TEST_CASE("at least once, a commit the server refuses fails the sink, and retries are counted",
+          "[sink-parts]") {
+  FakeServer server;
+  AtLeastOnceFixture f(server);
+  SECTION("an error no retry cures") {
+    server.fail_next("COMMIT", 1180);  // "Got error during COMMIT"
+    f.flush({change(RowKind::kInsert, 1, "a")});
+    CHECK_THROWS_WITH(f.delivery.settle(), Catch::Contains("MySQL error 1180"));
+  }
+  SECTION("after the policy's retries") {
+    for (int i = 0; i < 4; ++i) server.fail_next("COMMIT", 2013);
+    f.flush({change(RowKind::kInsert, 1, "a")});
+    CHECK_THROWS_WITH(f.delivery.settle(),
+                      Catch::Contains("after 3 retries") && Catch::Contains("MySQL error 2013"));
+    CHECK(f.counters.retries.get() == 3);
+  }
+  CHECK(server.table.empty());
+}
+
+TEST_CASE("at least once on connections that share a session, each flush waits for its commit",
+          "[sink-parts]") {
+  FakeServer server;
+  server.shared_session = true;
+  AtLeastOnceFixture f(server);
+  f.flush({change(RowKind::kInsert, 1, "a")});
+  CHECK(contents(server.table) == std::vector<std::string>{"1=a"});
+  f.flush({change(RowKind::kInsert, 2, "b")});
+  CHECK(contents(server.table) == std::vector<std::string>{"1=a", "2=b"});
+  CHECK(server.connections_made == 1);
 }
 
 TEST_CASE("a refused value or a missing table fails at once; retries end with the server's error",

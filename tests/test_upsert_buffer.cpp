@@ -168,6 +168,37 @@ TEST_CASE("keys held back stay buffered, the others are written", "[buffer]") {
   CHECK(describe(buffer, buffer.runs(false)) == "+3");
 }
 
+TEST_CASE("a flush's rows are handed over where runs() numbered them; what stays is kept",
+          "[buffer]") {
+  UpsertBuffer buffer(kNumbers, {0}, false);
+  buffer.add(change(RowKind::kInsert, 1, 10));
+  buffer.add(change(RowKind::kInsert, 2, 20));
+  buffer.add(change(RowKind::kUpdateAfter, 1, 11));
+  buffer.add(change(RowKind::kInsert, 3, 30));
+  buffer.add(change(RowKind::kUpdateBefore, 4, 40));  // held for its +U
+  const UpsertBuffer::KeySet locked{encode_key(change(RowKind::kInsert, 3), {0})};
+  const std::vector<UpsertBuffer::Run> runs = buffer.runs(false, &locked);
+  REQUIRE(describe(buffer, runs) == "+1 +2");
+  Batch spare(kNumbers);
+  spare.append(change(RowKind::kInsert, 99, 99));  // a spare's rows are gone
+  const Batch written = buffer.hand_over(std::move(spare));
+  std::vector<std::string> values;
+  for (uint32_t row : runs.at(0).rows) {
+    values.push_back(written.column(0).value(row).to_string() + "=" +
+                     written.column(1).value(row).to_string());
+  }
+  std::sort(values.begin(), values.end());
+  CHECK(values == std::vector<std::string>{"1=11", "2=20"});
+  // Key 3 and the held -U stay, and their rows with them.
+  CHECK(buffer.rows().size() == 2);
+  buffer.add(change(RowKind::kUpdateAfter, 4, 41));
+  CHECK(describe(buffer, buffer.runs(false)) == "+3 +4");
+  CHECK(buffer.rows().column(1).value(buffer.runs(false).at(0).rows.at(1)).to_string() == "41");
+  buffer.clear();
+  CHECK(buffer.empty());
+  CHECK(buffer.hand_over(Batch(kNumbers)).size() == 0);
+}
+
 namespace {
 
 using testing::UniqueEmailChanges;

@@ -26,28 +26,99 @@ AtLeastOnceDelivery::AtLeastOnceDelivery(StatementWriter& writer,
                                          SinkConnector connect, RetryPolicy retry,
                                          std::string target)
     : writer_(writer),
-      connection_(std::move(connection)),
       connect_(std::move(connect)),
       retry_(retry),
-      target_(std::move(target)) {}
+      target_(std::move(target)),
+      overlap_(!connection->shares_session()) {
+  connections_[0] = std::move(connection);
+}
 
 size_t AtLeastOnceDelivery::flush(SinkBuffer& buffer, bool resolve_held) {
-  if (!buffer.upsert()) {
-    Batch& rows = buffer.appended();
-    writer_.in_transaction(connection_, connect_, retry_, target_,
-                           [&](SinkConnection& c) { writer_.append(c, rows); });
-    const size_t written = rows.size();
-    rows.clear();
+  std::optional<Flush> flush = take(buffer, resolve_held);
+  if (!flush) return 0;
+  const size_t written = flush->upsert ? row_count(flush->runs) : flush->rows.size();
+  if (!overlap_) {
+    write_and_commit(std::move(*flush), 0);
     return written;
   }
-  UpsertBuffer& changes = buffer.changes();
-  const std::vector<UpsertBuffer::Run> runs = changes.runs(resolve_held);
-  if (runs.empty()) return 0;  // only a -U, held for its +U
-  writer_.in_transaction(connection_, connect_, retry_, target_,
-                         [&](SinkConnection& c) { writer_.write(c, changes.rows(), runs); });
-  changes.clear();
-  return row_count(runs);
+  std::unique_ptr<SinkConnection>& connection = connections_[next_];
+  try {
+    if (!connection) connection = connect_();
+    connection->execute("START TRANSACTION");
+    write(*connection, *flush);
+    if (!settled()) {
+      write_and_commit(std::move(*flush), 0);
+      return written;
+    }
+    connection->send("COMMIT");
+  } catch (const MySqlError& e) {
+    connection.reset();  // and the transaction with it
+    settle();
+    before_retry(retry_, 0, "writing", target_, e);
+    write_and_commit(std::move(*flush), 1);
+    return written;
+  }
+  committing_ = std::move(flush);
+  next_ = 1 - next_;
+  return written;
 }
+
+void AtLeastOnceDelivery::settle() { settled(); }
+
+std::optional<AtLeastOnceDelivery::Flush> AtLeastOnceDelivery::take(SinkBuffer& buffer,
+                                                                    bool resolve_held) {
+  const auto spare = [&](const Batch& like) {
+    Batch batch = spare_ ? std::move(*spare_) : Batch(like.schema());
+    spare_.reset();
+    batch.clear();
+    return batch;
+  };
+  if (!buffer.upsert()) {
+    Batch& appended = buffer.appended();
+    if (appended.size() == 0) return std::nullopt;
+    return Flush{.rows = std::exchange(appended, spare(appended)), .upsert = false};
+  }
+  UpsertBuffer& changes = buffer.changes();
+  std::vector<UpsertBuffer::Run> runs = changes.runs(resolve_held);
+  if (runs.empty()) return std::nullopt;  // only a -U, held for its +U
+  return Flush{.rows = changes.hand_over(spare(changes.rows())), .runs = std::move(runs)};
+}
+
+void AtLeastOnceDelivery::write(SinkConnection& connection, const Flush& flush) {
+  if (flush.upsert) {
+    writer_.write(connection, flush.rows, flush.runs);
+  } else {
+    writer_.append(connection, flush.rows);
+  }
+}
+
+void AtLeastOnceDelivery::write_and_commit(Flush&& flush, int first) {
+  writer_.in_transaction(
+      connections_[next_], connect_, retry_, target_,
+      [&](SinkConnection& connection) { write(connection, flush); }, first);
+  recycle(std::move(flush));
+}
+
+bool AtLeastOnceDelivery::settled() {
+  if (!committing_) return true;
+  Flush last = std::move(*committing_);
+  committing_.reset();
+  std::unique_ptr<SinkConnection>& connection = connections_[1 - next_];
+  try {
+    connection->finish();
+  } catch (const MySqlError& e) {
+    connection.reset();
+    connections_[next_].reset();
+    before_retry(retry_, 0, "writing", target_, e);
+    write_and_commit(std::move(last), 1);
+    return false;
+  }
+  writer_.committed();
+  recycle(std::move(last));
+  return true;
+}
+
+void AtLeastOnceDelivery::recycle(Flush&& flush) { spare_ = std::move(flush.rows); }
 
 ExactlyOnceDelivery::ExactlyOnceDelivery(StatementWriter& writer, SinkContext& context,
                                          std::vector<size_t> key, SinkConnector connect,

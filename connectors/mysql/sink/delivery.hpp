@@ -26,6 +26,9 @@ class MySqlDelivery {
   /// of the buffer. A held -U waits for its +U unless `resolve_held`.
   /// Returns the rows (in upsert mode, keys) written.
   virtual size_t flush(SinkBuffer& buffer, bool resolve_held) = 0;
+  /// Returns once what flush() wrote is in the table, or fails as a
+  /// flush would: flush() may leave its last step running.
+  virtual void settle() {}
   /// At checkpoint `id`'s barrier, after its flush.
   virtual void snapshot_state(int64_t /*id*/, const SinkBuffer& /*buffer*/) {}
   virtual void notify_checkpoint_complete(int64_t /*id*/) {}
@@ -37,6 +40,14 @@ class MySqlDelivery {
 /// At least once: each flush is a transaction of its own, replayed whole on
 /// a new connection after a lost connection or a deadlock. Upserts and
 /// deletes by key converge when a replay writes them again.
+///
+/// A flush sends its COMMIT and returns: the server commits while the sink
+/// buffers the next changes and writes them, in a transaction on a second
+/// connection, whose writes of the same keys wait for that commit. Before
+/// it commits in turn, the flush reads the first COMMIT's answer; if that
+/// failed, it drops its own transaction and writes both flushes again, in
+/// order. settle() reads the answer at once. (Not on connections that
+/// share a session: there each flush waits for its commit.)
 class AtLeastOnceDelivery final : public MySqlDelivery {
  public:
   /// Writes with `writer` on `connection`, and on new ones of `connect`'s
@@ -45,13 +56,44 @@ class AtLeastOnceDelivery final : public MySqlDelivery {
                       SinkConnector connect, RetryPolicy retry, std::string target);
 
   size_t flush(SinkBuffer& buffer, bool resolve_held) override;
+  void settle() override;
 
  private:
+  // What a flush writes: runs of `rows` in upsert mode, every row of it in
+  // append mode (no runs).
+  struct Flush {
+    Batch rows;
+    std::vector<UpsertBuffer::Run> runs;
+    bool upsert = true;
+  };
+  // What `buffer` holds and may be written now, taken out of it; nullopt
+  // if nothing.
+  std::optional<Flush> take(SinkBuffer& buffer, bool resolve_held);
+  // Writes `flush` on `connection`, in the transaction open there.
+  void write(SinkConnection& connection, const Flush& flush);
+  // Writes `flush` in a transaction of its own on connections_[next_] and
+  // waits for its commit; retries as in_transaction() says, from retry
+  // `first`.
+  void write_and_commit(Flush&& flush, int first);
+  // Reads the answer to the committing flush's COMMIT, on the other
+  // connection. After a failure a retry may cure, drops the transaction
+  // open on connections_[next_] (its writes could wait for the lost
+  // one's locks) and writes the committing flush again: false then.
+  bool settled();
+  // The rows of a flush that needs them no more, as a spare batch.
+  void recycle(Flush&& flush);
+
   StatementWriter& writer_;
-  std::unique_ptr<SinkConnection> connection_;
   SinkConnector connect_;
   RetryPolicy retry_;
   std::string target_;
+  bool overlap_ = true;  // false where connections share a session
+  // Flushes alternate between two connections: connections_[next_] writes
+  // the next; the other may be committing the last, `committing_`.
+  std::unique_ptr<SinkConnection> connections_[2];
+  int next_ = 0;
+  std::optional<Flush> committing_;
+  std::optional<Batch> spare_;
 };
 
 /// Exactly once (XaCommitter): the flushes between two barriers go into one

@@ -218,11 +218,13 @@ class MySqlSink final : public Sink {
 
   void flush(Trigger trigger) {
     records_since_flush_ = 0;
-    if (buffer_.empty()) return;
     const auto started = std::chrono::steady_clock::now();
     // A held -U waits for its +U, except at a barrier and at the end.
     const bool resolve_held = trigger == Trigger::kBarrier || trigger == Trigger::kClose;
-    const size_t keys = delivery_->flush(buffer_, resolve_held);
+    const size_t keys = buffer_.empty() ? 0 : delivery_->flush(buffer_, resolve_held);
+    // Only a flush for max-rows, while changes stream in, may leave its
+    // commit running as the next records come (AtLeastOnceDelivery).
+    if (trigger != Trigger::kMaxRows) delivery_->settle();
     if (keys == 0) return;
     flushes_[static_cast<int>(trigger)]->add(1);
     keys_flushed_->add(keys);

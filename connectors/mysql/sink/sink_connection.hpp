@@ -58,6 +58,9 @@ class SinkConnection {
   /// runs it at once.
   virtual void send(std::string sql) { execute(sql); }
   virtual void finish() {}
+  /// Whether this connection shares its session with others (the tables
+  /// sink's share one): then none may run while another waits on send().
+  virtual bool shares_session() const { return false; }
   /// Runs `statement` for rows `rows` of `batch`, in as few round trips as
   /// it can; returns the rows affected.
   virtual uint64_t execute_bulk(const BulkSql& statement, const Batch& batch,

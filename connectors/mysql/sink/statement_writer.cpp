@@ -410,6 +410,9 @@ void fail_write(const std::string& doing, const std::string& target, const MySql
   throw Error(message);
 }
 
+namespace {
+
+// Waits before retry `retry` (0 first) after `e`; false if cancelled.
 bool wait_before_retry(const RetryPolicy& policy, int retry, const std::string& target,
                        const MySqlError& e) {
   const auto wait = policy.backoff * (1 << std::min(retry, 6));
@@ -419,6 +422,17 @@ bool wait_before_retry(const RetryPolicy& policy, int retry, const std::string& 
   if (policy.canceller != nullptr) return policy.canceller->sleep_for(wait);
   std::this_thread::sleep_for(wait);
   return true;
+}
+
+}  // namespace
+
+void before_retry(const RetryPolicy& policy, int retry, const std::string& doing,
+                  const std::string& target, const MySqlError& e) {
+  const bool cancelled = policy.canceller != nullptr && policy.canceller->cancelled();
+  if (!e.retriable() || retry >= policy.max_retries || cancelled ||
+      !wait_before_retry(policy, retry, target, e)) {
+    fail_write(doing, target, e, retry);
+  }
 }
 
 }  // namespace sluice

@@ -28,26 +28,23 @@ struct RetryPolicy {
 [[noreturn]] void fail_write(const std::string& doing, const std::string& target,
                              const MySqlError& e, int retries = 0);
 
-/// Waits before retry `retry` (0 first) after `e`; false if cancelled.
-bool wait_before_retry(const RetryPolicy& policy, int retry, const std::string& target,
-                       const MySqlError& e);
+/// After `e` ended attempt `retry` (0 first) of `doing` on `target`: waits
+/// for the next if a retry may cure it and the policy allows one, else
+/// fails as fail_write() says.
+void before_retry(const RetryPolicy& policy, int retry, const std::string& doing,
+                  const std::string& target, const MySqlError& e);
 
-/// Runs `attempt(retry)`, retry 0 first. After an error that a retry may
-/// cure, waits and runs it again, up to the policy's retries; then, or after
-/// any other error, fails as fail_write() says.
+/// Runs `attempt(retry)`, retry `first` (0: the first attempt) on. After an
+/// error, before_retry(); then runs it again.
 template <typename Attempt>
 void with_retries(const RetryPolicy& policy, const std::string& doing, const std::string& target,
-                  Attempt&& attempt) {
-  for (int retry = 0;; ++retry) {
+                  Attempt&& attempt, int first = 0) {
+  for (int retry = first;; ++retry) {
     try {
       attempt(retry);
       return;
     } catch (const MySqlError& e) {
-      const bool cancelled = policy.canceller != nullptr && policy.canceller->cancelled();
-      if (!e.retriable() || retry >= policy.max_retries || cancelled ||
-          !wait_before_retry(policy, retry, target, e)) {
-        fail_write(doing, target, e, retry);
-      }
+      before_retry(policy, retry, doing, target, e);
     }
   }
 }
@@ -136,21 +133,30 @@ class StatementWriter {
   /// Inserts the rows of `rows` (append mode) likewise.
   void append(SinkConnection& connection, const Batch& rows);
 
+  /// Counts a transaction of its writes that the caller committed
+  /// (in_transaction() counts its own).
+  void committed() { counters_.transactions->add(1); }
+
   /// Runs `body(connection)` in a transaction of its own, on `connection`,
   /// made by `connect` if null. After an error a retry may cure, the
   /// connection is dropped and `body` runs whole again on a new one, as
-  /// with_retries() says. `target` names the table and server in errors.
+  /// with_retries() says, from retry `first`. `target` names the table and
+  /// server in errors.
   template <typename Body>
   void in_transaction(std::unique_ptr<SinkConnection>& connection, const SinkConnector& connect,
-                      const RetryPolicy& policy, const std::string& target, Body&& body) {
-    with_retries(policy, "writing", target, [&](int retry) {
-      if (retry > 0) connection.reset();
-      if (!connection) connection = connect();
-      connection->execute("START TRANSACTION");
-      body(*connection);
-      connection->execute("COMMIT");
-      counters_.transactions->add(1);
-    });
+                      const RetryPolicy& policy, const std::string& target, Body&& body,
+                      int first = 0) {
+    with_retries(
+        policy, "writing", target,
+        [&](int retry) {
+          if (retry > 0) connection.reset();
+          if (!connection) connection = connect();
+          connection->execute("START TRANSACTION");
+          body(*connection);
+          connection->execute("COMMIT");
+          counters_.transactions->add(1);
+        },
+        first);
   }
 
  private:

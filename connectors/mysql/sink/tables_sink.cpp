@@ -235,6 +235,7 @@ class SharedConnection {
     void finish() override {
       call([&](SinkConnection& to) { to.finish(); });
     }
+    bool shares_session() const override { return true; }
     uint64_t execute_bulk(const BulkSql& statement, const Batch& batch,
                           std::span<const uint32_t> rows) override {
       return call([&](SinkConnection& to) { return to.execute_bulk(statement, batch, rows); });

@@ -236,10 +236,26 @@ std::vector<UpsertBuffer::Run> UpsertBuffer::runs(bool resolve_held, const KeySe
 }
 
 void UpsertBuffer::clear() {
+  drop_written();
+  if (entries_.empty() && !held_) {
+    store_.clear();
+    return;
+  }
+  keep_rows_of(std::exchange(store_, Batch(store_.schema())));
+}
+
+Batch UpsertBuffer::hand_over(Batch spare) {
+  drop_written();
+  spare.clear();
+  Batch written = std::exchange(store_, std::move(spare));
+  if (!entries_.empty() || held_) keep_rows_of(written);
+  return written;
+}
+
+void UpsertBuffer::drop_written() {
   const size_t buffered = entries_.size();
   std::erase_if(entries_, [](const Entry& entry) { return entry.in_run; });
   if (entries_.size() != buffered) reindex();
-  compact();
 }
 
 void UpsertBuffer::reindex() {
@@ -255,26 +271,20 @@ void UpsertBuffer::reindex() {
   }
 }
 
-void UpsertBuffer::compact() {
-  if (entries_.empty() && !held_) {
-    store_.clear();
-    return;
-  }
-  Batch kept(store_.schema());
+void UpsertBuffer::keep_rows_of(const Batch& from) {
   for (Entry& entry : entries_) {
     const uint32_t last = entry.row;
-    kept.append_from(store_, last);
-    entry.row = kept.size() - 1;
+    store_.append_from(from, last);
+    entry.row = store_.size() - 1;
     if (entry.holds == Before::kImage) {
-      if (entry.before != last) kept.append_from(store_, entry.before);
-      entry.before = kept.size() - 1;
+      if (entry.before != last) store_.append_from(from, entry.before);
+      entry.before = store_.size() - 1;
     }
   }
   if (held_) {
-    kept.append_from(store_, *held_);
-    held_ = kept.size() - 1;
+    store_.append_from(from, *held_);
+    held_ = store_.size() - 1;
   }
-  store_ = std::move(kept);
 }
 
 std::vector<Row> UpsertBuffer::take() {

@@ -159,6 +159,10 @@ class UpsertBuffer {
   const Batch& rows() const { return store_; }
   /// Forgets what runs() returned, once written; what it held stays.
   void clear();
+  /// Like clear(), but hands over the rows runs() numbered, where they
+  /// still are, and takes `spare` (of the same columns) for its own: what
+  /// a flush wrote outlives the buffer's next changes, with no copy.
+  Batch hand_over(Batch spare);
   /// Like clear(), but hands over what was written, as changes() would.
   std::vector<Row> take();
 
@@ -214,8 +218,10 @@ class UpsertBuffer {
   }
   // Rebuilds the indexes of entries_ after entries left it.
   void reindex();
-  // Drops the rows no entry refers to.
-  void compact();
+  // Forgets the entries runs() returned.
+  void drop_written();
+  // Copies into store_, empty, the rows of `from` that entries refer to.
+  void keep_rows_of(const Batch& from);
   // The entries in writing order: generation by generation; in each,
   // deletes then upserts (or, with keep_order, by their last change).
   std::vector<const Entry*> in_order() const;
