@@ -41,6 +41,35 @@ TEST_CASE("decimal parsing accepts signs, bare points and harmless trailing zero
   }
 }
 
+TEST_CASE("decimals of every width up to 38 digits parse to the same number", "[decimal]") {
+  // 18 digits parse in 64 bits, up to 38 in 128: both sides of each limit,
+  // against the number the digits make by arithmetic.
+  for (int digits = 1; digits <= 38; ++digits) {
+    for (int scale : {0, 2, digits / 2, digits}) {
+      if (scale > digits) continue;
+      const std::string nines(static_cast<size_t>(digits), '9');
+      const std::string text = nines.substr(0, static_cast<size_t>(digits - scale)) +
+                               (scale > 0 ? "." + nines.substr(0, static_cast<size_t>(scale)) : "");
+      INFO(text << " DECIMAL(" << digits << "," << scale << ")");
+      const Decimal parsed = Decimal::parse(text, digits, scale);
+      __int128 expected = 0;
+      for (int i = 0; i < digits; ++i) expected = expected * 10 + 9;
+      CHECK(parsed == Decimal(expected, scale));
+      CHECK(Decimal::parse("-" + text, digits, scale) == Decimal(-expected, scale));
+      CHECK(parsed.fits(digits, scale));
+      CHECK_FALSE(parsed.fits(digits - 1, scale));
+      // A whole number is scaled up: its nines, then `scale` zeros.
+      __int128 whole = expected;
+      for (int i = 0; i < scale; ++i) whole = whole / 10;
+      for (int i = 0; i < scale; ++i) whole = whole * 10;
+      if (digits > scale) {
+        CHECK(Decimal::parse(nines.substr(0, static_cast<size_t>(digits - scale)), digits, scale) ==
+              Decimal(whole, scale));
+      }
+    }
+  }
+}
+
 TEST_CASE("decimals compare by value across scales and check their fit", "[decimal]") {
   CHECK(Decimal(10, 2) == Decimal(1, 1));
   CHECK(Decimal(-5, 1) < Decimal(1, 3));

@@ -183,6 +183,14 @@ Decimal Decimal::parse(std::string_view text, int precision, int scale) {
       fraction.size() > static_cast<size_t>(scale)) {
     throw_shape(text, precision, scale);
   }
+  if (whole.size() + static_cast<size_t>(scale) <= 18) {  // in 64 bits: no 128-bit multiplying
+    uint64_t unscaled = 0;
+    for (char c : whole) unscaled = unscaled * 10 + static_cast<uint64_t>(c - '0');
+    for (char c : fraction) unscaled = unscaled * 10 + static_cast<uint64_t>(c - '0');
+    unscaled *= static_cast<uint64_t>(kPow10[scale - fraction.size()]);
+    const auto v = static_cast<__int128>(unscaled);
+    return Decimal(negative ? -v : v, scale);
+  }
   if (whole.size() + static_cast<size_t>(scale) <= kNarrowDigits) {
     __int128 unscaled = 0;
     for (char c : whole) unscaled = unscaled * 10 + (c - '0');
@@ -264,6 +272,7 @@ Decimal Decimal::divide(const Decimal& other, int scale, Rounding rounding) cons
 
 bool Decimal::fits(int precision, int scale) const {
   if (!wide() && precision <= kNarrowDigits) {
+    if (scale == scale_) return magnitude(unscaled_) < kPow10[precision];
     __int128 v;
     if (scale < scale_) {
       if (scale_ - scale > kNarrowDigits || unscaled_ % kPow10[scale_ - scale] != 0) return false;
