@@ -1,5 +1,7 @@
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <map>
+#include <random>
 #include <thread>
 
 #include "sluice/connectors/datagen/datagen.hpp"
@@ -163,6 +165,45 @@ TEST_CASE("replaying a changelog leaves the same table and deleting a missing ke
   CHECK(once == TextRows{{"1", "11"}});
   REQUIRE(run_into(table, changes, 2).result.finished());
   CHECK(table.rows() == once);
+}
+
+// A flush leaves its commit running while the next one writes on another
+// connection: the next one's row events of the same keys must wait for that
+// commit and find the table as it left it, strictly (no fallback).
+TEST_CASE("back-to-back flushes of the same keys apply in order, each after the last commit",
+          "[mysql]") {
+  const uint64_t seed = testing::test_seed();
+  INFO("SLUICE_TEST_SEED=" << seed);
+  std::mt19937_64 random(seed);
+  TestTable table("back_to_back", kAccountsTable);
+  std::vector<Row> changes;
+  std::map<int64_t, int64_t> expected;
+  for (int i = 0; i < 2000; ++i) {
+    const auto id = static_cast<int64_t>(random() % 30);
+    const auto balance = static_cast<int64_t>(random() % 1000);
+    const auto found = expected.find(id);
+    if (found == expected.end()) {
+      changes.push_back(change(RowKind::kInsert, id, balance));
+      expected[id] = balance;
+    } else if (random() % 4 == 0) {
+      changes.push_back(change(RowKind::kDelete, id, found->second));
+      expected.erase(found);
+    } else {
+      changes.push_back(change(RowKind::kUpdateBefore, id, found->second));
+      changes.push_back(change(RowKind::kUpdateAfter, id, balance));
+      found->second = balance;
+    }
+  }
+  const SinkRun run = run_into(table, changes, 7);
+  REQUIRE(run.result.finished());
+  TextRows rows;
+  for (const auto& [id, balance] : expected)
+    rows.push_back({std::to_string(id), std::to_string(balance)});
+  CHECK(table.rows() == rows);
+  CHECK(run.counter("flushes.max-rows") > 100);
+  CHECK(run.counter("transactions") == all_flushes(run));
+  CHECK(run.counter("retries") == 0);
+  if (run.counter("row-events") > 0) CHECK(run.counter("row-events.fallbacks") == 0);
 }
 
 TEST_CASE("values round-trip exactly through the sink", "[mysql]") {
