@@ -304,6 +304,41 @@ TEST_CASE("rows appended by number come whole, consecutive ones or not, position
   }
 }
 
+TEST_CASE("strings of consecutive rows are copied whole, side by side or not", "[batch]") {
+  const Schema schema = Schema::parse("s STRING, b BYTES");
+  const auto text = [](const Batch& batch) {
+    std::vector<std::string> out;
+    for (const Row& row : batch.rows()) out.push_back(row.to_string());
+    return out;
+  };
+  Batch source(schema);
+  for (const char* s : {"alpha", "", "gamma", "delta"}) {
+    source.append(Row(RowKind::kInsert, {std::string(s), Value::bytes(std::string(s) + "\x01")}));
+  }
+  source.append(Row(RowKind::kInsert, {Value(), Value()}));
+  SECTION("as they were appended") {}
+  SECTION("one rewritten: its old bytes stay where they were") {
+    source.column(0).set_string(2, "G");
+    source.column(1).set_string(0, "A");
+  }
+  SECTION("none with bytes") {
+    source.clear();
+    source.append(Row(RowKind::kInsert, {"", Value::bytes("")}));
+    source.append(Row(RowKind::kInsert, {Value(), Value()}));
+  }
+  const std::vector<std::string> want = text(source);
+  for (uint32_t start = 0; start < source.size(); ++start) {
+    Batch out(schema);
+    out.append(Row(RowKind::kInsert, {"before", Value::bytes("x")}));
+    std::vector<uint32_t> numbers;
+    for (uint32_t row = start; row < source.size(); ++row) numbers.push_back(row);
+    out.append(source, numbers);
+    std::vector<std::string> expected = {text(out).front()};
+    expected.insert(expected.end(), want.begin() + start, want.end());
+    CHECK(text(out) == expected);
+  }
+}
+
 TEST_CASE("a key encodes the same from a batch's columns as from its Row", "[batch]") {
   Batch batch = batch_of(every_type());
   const std::vector<size_t> all = {0, 1, 2, 3, 4, 5};

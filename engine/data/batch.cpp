@@ -167,10 +167,22 @@ void ColumnVector::append_from(const ColumnVector& from, const uint32_t* rows, u
     for (uint32_t i = 0; i < n; ++i) nulls_[first + i] = from.nulls_[rows[i]];
   }
   if (type() == TypeId::kString || type() == TypeId::kBytes) {
-    std::visit([&](auto& slots) { slots.resize(first + n); }, values_);
-    for (uint32_t i = 0; i < n; ++i) {
-      set_string(static_cast<uint32_t>(first + i), from.string_at(rows ? rows[i] : start + i));
-    }
+    std::visit(
+        [&](auto& slots) {
+          using Vector = std::decay_t<decltype(slots)>;
+          if constexpr (std::is_base_of_v<StringSlot, typename Vector::value_type>) {
+            const Vector& source = std::get<Vector>(from.values_);
+            slots.resize(first + n);
+            if (rows == nullptr) {
+              append_strings(source.data() + start, n, from.bytes_, slots.data() + first);
+              return;
+            }
+            for (uint32_t i = 0; i < n; ++i) {
+              set_string(static_cast<uint32_t>(first + i), from.string_at(rows[i]));
+            }
+          }
+        },
+        values_);
     return;
   }
   std::visit(
@@ -185,6 +197,43 @@ void ColumnVector::append_from(const ColumnVector& from, const uint32_t* rows, u
         }
       },
       values_);
+}
+
+template <typename Slot>
+void ColumnVector::append_strings(const Slot* from, uint32_t n, const std::string& bytes,
+                                  Slot* to) {
+  // Where the strings lie: rows appended one after the other lie side by
+  // side, and go in one copy.
+  uint64_t total = 0;
+  uint32_t low = UINT32_MAX, high = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (from[i].size == 0) continue;
+    total += from[i].size;
+    low = std::min(low, from[i].offset);
+    high = std::max(high, from[i].offset + from[i].size);
+  }
+  const auto slot = [](uint32_t offset, uint32_t size) {
+    Slot out;
+    out.offset = offset;
+    out.size = size;
+    return out;
+  };
+  const auto base = static_cast<uint32_t>(bytes_.size());
+  if (total == 0) {
+    for (uint32_t i = 0; i < n; ++i) to[i] = slot(base, 0);
+    return;
+  }
+  if (high - low == total) {
+    bytes_.append(bytes, low, total);
+    for (uint32_t i = 0; i < n; ++i) {
+      to[i] = slot(from[i].size == 0 ? base : from[i].offset - low + base, from[i].size);
+    }
+    return;
+  }
+  for (uint32_t i = 0; i < n; ++i) {  // strings overwritten, or apart
+    to[i] = slot(static_cast<uint32_t>(bytes_.size()), from[i].size);
+    bytes_.append(bytes, from[i].offset, from[i].size);
+  }
 }
 
 void ColumnVector::clear() {

@@ -112,6 +112,11 @@ class ColumnVector {
   void clear();
 
  private:
+  // Appends to bytes_ the strings of slots `from[0..n)` of `bytes` (another
+  // column's byte area), writing their slots here into `to`.
+  template <typename Slot>
+  void append_strings(const Slot* from, uint32_t n, const std::string& bytes, Slot* to);
+
   Values values_;
   std::vector<uint8_t> nulls_;
   std::string bytes_;  // STRING and BYTES only
