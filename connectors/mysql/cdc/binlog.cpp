@@ -830,9 +830,12 @@ void BinlogReader::read_rows(BinlogStream& stream, st_mariadb_rpl_event& event,
                            std::to_string(batch.schema().size()));
   }
   static const BinlogDecoding kReadPast;
-  // Rows are added a block at a time, and the unused ones dropped at the end.
+  // Rows are added a block at a time, and the unused ones dropped at the
+  // end: blocks as large as the rows read of the event so far, up to 64,
+  // so that an event of one row (a transaction of one) adds one.
   constexpr uint32_t kBlock = 64;
-  uint32_t at = batch.size(), added = at;
+  const uint32_t first = batch.size();
+  uint32_t at = first, added = at;
   bool before = true;  // an update's images come in pairs: before, after
   while (!reader.at_end()) {
     RowKind kind = RowKind::kInsert;
@@ -843,7 +846,10 @@ void BinlogReader::read_rows(BinlogStream& stream, st_mariadb_rpl_event& event,
       before = !before;
     }
     const uint8_t* nulls = reader.take((columns + 7) / 8);
-    if (at == added) added = batch.add_rows(kBlock) + kBlock;
+    if (at == added) {
+      const uint32_t block = std::clamp<uint32_t>(at - first, 1, kBlock);
+      added = batch.add_rows(block) + block;
+    }
     batch.set_kind(at, kind);
     for (size_t c = 0; c < columns; ++c) {
       const bool null = (nulls[c / 8] & (1 << (c % 8))) != 0;

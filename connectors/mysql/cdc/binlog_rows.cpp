@@ -115,6 +115,7 @@ Timestamp timestamp_of(unsigned year, unsigned month, unsigned day, int64_t seco
 
 std::vector<BinlogColumnFormat> column_formats(std::string_view types, std::string_view metadata) {
   std::vector<BinlogColumnFormat> out;
+  out.reserve(types.size());  // every transaction of a table maps it again
   size_t at = 0;
   const auto* meta = reinterpret_cast<const uint8_t*>(metadata.data());
   for (const char type : types) {
