@@ -46,6 +46,7 @@ bool is_rows_event(int type) {
 }
 
 std::string text_of(const MARIADB_STRING& s) { return std::string(s.str, s.length); }
+std::string_view view_of(const MARIADB_STRING& s) { return {s.str, s.length}; }
 
 // Where a ROTATE event says the binlog goes on. Read from the event's bytes:
 // Connector/C 3.3.20 takes the position and the name 8 bytes late in a
@@ -226,11 +227,21 @@ class BinlogStream {
   /// Where the last event began and where it ended.
   const BinlogPosition& event_start() const { return before_; }
   const BinlogPosition& event_end() const { return position_; }
+  /// event_start().packed(), its file's part worked out once a file.
+  std::optional<int64_t> packed_start() {
+    if (before_.file != packed_file_) {
+      packed_file_ = before_.file;
+      packed_file_part_ = BinlogPosition{before_.file, 0}.packed();
+    }
+    if (!packed_file_part_ || before_.offset >= (uint64_t{1} << 32)) return std::nullopt;
+    return *packed_file_part_ | static_cast<int64_t>(before_.offset);
+  }
 
   /// The captured tables its TABLE_MAP events announced, by table id.
   struct MappedTable {
     size_t table = 0;
     std::vector<BinlogColumnFormat> columns;
+    std::string types, metadata;  // the event's bytes `columns` were read from
   };
   std::map<uint64_t, MappedTable> mapped;
 
@@ -265,6 +276,8 @@ class BinlogStream {
   bool checksums_ = true;  // whether events end in a CRC32
   BinlogPosition position_;
   BinlogPosition before_;
+  std::string packed_file_;                   // packed_start()'s last file
+  std::optional<int64_t> packed_file_part_;  // and its part of a packed position
 };
 
 BinlogReader::BinlogReader(const MySqlUrl& url, uint32_t server_id, BinlogResume start,
@@ -361,6 +374,17 @@ void BinlogReader::handle(BinlogStream& stream, st_mariadb_rpl_event& event, Bin
       return;
     case TABLE_MAP_EVENT: {
       const auto& map = event.event.table_map;
+      // Every transaction maps its tables again, mostly as the last did.
+      if (const auto known = stream.mapped.find(map.table_id); known != stream.mapped.end()) {
+        const auto& mapped = known->second;
+        const CapturedTable& captured = tables_[mapped.table];
+        if (captured.database == view_of(map.database) && captured.table == view_of(map.table) &&
+            mapped.types == view_of(map.column_types) && mapped.metadata == view_of(map.metadata) &&
+            !absent(mapped.table)) {
+          if (group_ && group_->prepare) group_->captured = true;
+          return;
+        }
+      }
       const std::string database = text_of(map.database), table = text_of(map.table);
       stream.mapped.erase(map.table_id);
       for (size_t t = 0; t < tables_.size(); ++t) {
@@ -372,8 +396,8 @@ void BinlogReader::handle(BinlogStream& stream, st_mariadb_rpl_event& event, Bin
                         "', which the binlog dropped before (or has not created yet)");
           }
           stream.mapped[map.table_id] = {
-              t, column_formats({map.column_types.str, map.column_types.length},
-                                {map.metadata.str, map.metadata.length})};
+              t, column_formats(view_of(map.column_types), view_of(map.metadata)),
+              text_of(map.column_types), text_of(map.metadata)};
           if (group_ && group_->prepare) group_->captured = true;
           return;
         }
@@ -822,7 +846,7 @@ void BinlogReader::read_rows(BinlogStream& stream, st_mariadb_rpl_event& event,
   }
   RowImageReader reader(static_cast<const uint8_t*>(rows.row_data), rows.row_data_size,
                         table.table);
-  const std::optional<int64_t> position = stream.event_start().packed();
+  const std::optional<int64_t> position = stream.packed_start();
   Batch& batch = out.rows_of(t, schemas_[t]);
   if (batch.schema().size() != decodings.size()) {
     throw std::logic_error("binlog: table '" + table.table + "' has " +
