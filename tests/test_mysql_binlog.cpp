@@ -94,8 +94,7 @@ class PreparedXaTransaction {
 
 }  // namespace
 
-TEST_CASE("binlog changes move out whole batches without a copy, and copy a part of one",
-          "[cdc]") {
+TEST_CASE("binlog changes move out whole batches without a copy, and copy a part of one", "[cdc]") {
   const auto schema = std::make_shared<const Schema>(
       Schema({{"id", DataType::bigint()}, {"name", DataType::string()}}, {"id"}));
   const auto other = std::make_shared<const Schema>(Schema({{"id", DataType::bigint()}}, {"id"}));

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -25,16 +26,58 @@ constexpr int64_t kMicrosPerDay = 86'400 * kMicrosPerSecond;
 // Bytes of a DECIMAL group of 0 … 9 digits.
 constexpr int kDecimalBytes[10] = {0, 1, 1, 2, 2, 3, 3, 4, 4, 4};
 
-// `bytes` (at most 8) of `v`, least or most significant first.
+// `bytes` (at most 8) of `v`, least significant first.
 void append_le(std::string& out, uint64_t v, int bytes) {
   char b[8];
   for (int i = 0; i < bytes; ++i) b[i] = static_cast<char>(v >> (8 * i));
   out.append(b, static_cast<size_t>(bytes));
 }
-void append_be(std::string& out, uint64_t v, int bytes) {
-  char b[8];
-  for (int i = 0; i < bytes; ++i) b[i] = static_cast<char>(v >> (8 * (bytes - 1 - i)));
-  out.append(b, static_cast<size_t>(bytes));
+
+}  // namespace
+
+// Where a row image's values go: room made for them ahead in the events'
+// string (see append_image()), written at a cursor with no check of the
+// string's capacity for each value. A number of up to 8 bytes is stored as
+// a whole word, so the room ends in 8 spare bytes.
+class RowImageCursor {
+ public:
+  /// The most a value other than a string's bytes takes (a DECIMAL(65,30)
+  /// takes 30), and the room's spare bytes.
+  static constexpr size_t kValueRoom = 32, kSpare = 8;
+
+  explicit RowImageCursor(char* start) : start_(start), at_(start) {}
+  size_t size() const { return static_cast<size_t>(at_ - start_); }
+  char& operator[](size_t i) { return start_[i]; }
+  void resize(size_t n) { at_ = start_ + n; }
+  void push_back(char c) { *at_++ = c; }
+  RowImageCursor& operator+=(std::string_view bytes) {
+    std::memcpy(at_, bytes.data(), bytes.size());
+    at_ += bytes.size();
+    return *this;
+  }
+  // `bytes` (1 to 8) of `v`, least or most significant first.
+  void put_le(uint64_t v, int bytes) {
+    std::memcpy(at_, &v, sizeof v);
+    at_ += bytes;
+  }
+  void put_be(uint64_t v, int bytes) {
+    const uint64_t first_at_front = __builtin_bswap64(v << (64 - 8 * bytes));
+    std::memcpy(at_, &first_at_front, sizeof first_at_front);
+    at_ += bytes;
+  }
+
+ private:
+  char* start_;
+  char* at_;
+};
+
+static_assert(std::endian::native == std::endian::little, "put_le() stores words as they are");
+
+namespace {
+
+void append_le(RowImageCursor& out, uint64_t v, int bytes) { out.put_le(v, bytes); }
+void append_be(RowImageCursor& out, uint64_t v, int bytes) {
+  if (bytes > 0) out.put_be(v, bytes);
 }
 // The binlog's packed integer.
 void append_packed(std::string& out, uint64_t v) {
@@ -130,7 +173,8 @@ __int128 power_of_ten(int n) {
 
 // MySQL's binary DECIMAL(precision, scale) of `value` (see
 // decode_binary_decimal()), or false if it does not fit exactly.
-bool append_decimal(std::string& out, const Decimal& value, int precision, int scale) {
+template <typename Out>
+bool append_decimal(Out& out, const Decimal& value, int precision, int scale) {
   Decimal v = value;
   if (v.scale() != scale) {
     try {
@@ -187,7 +231,8 @@ bool append_decimal(std::string& out, const Decimal& value, int precision, int s
 
 // The fraction of DATETIME2 and TIMESTAMP2 with `fsp` digits, or false if
 // `micros` has a finer one, which the server would round.
-bool append_fraction(std::string& out, int64_t micros, int fsp) {
+template <typename Out>
+bool append_fraction(Out& out, int64_t micros, int fsp) {
   if (micros % static_cast<int64_t>(power_of_ten(6 - fsp)) != 0) return false;
   switch ((fsp + 1) / 2) {
     case 1:
@@ -479,25 +524,38 @@ std::string RowEventEncoder::statement() {
 
 bool RowEventEncoder::append_image(const Batch& batch, uint32_t row,
                                    const std::vector<size_t>& columns) {
-  // The NULL bits of the image's columns, then the others' values.
-  const size_t nulls_at = events_.size();
-  events_.append((columns.size() + 7) / 8, '\0');
-  for (size_t i = 0; i < columns.size(); ++i) {
+  // The NULL bits of the image's columns, then the others' values, in
+  // room made for the most they can take.
+  const size_t nulls = (columns.size() + 7) / 8;
+  size_t room = nulls + RowImageCursor::kSpare;
+  for (size_t c : columns) {
+    const ColumnCode& code = columns_[c];
+    const bool bytes = code.how == ColumnCode::kText || code.how == ColumnCode::kBinary;
+    const ColumnVector& column = batch.column(code.input);
+    room += RowImageCursor::kValueRoom +
+            (bytes && !column.is_null(row) ? column.string_at(row).size() : 0);
+  }
+  const size_t start = events_.size();
+  events_.resize(start + room);  // the NULL bits start as 0
+  RowImageCursor out(events_.data() + start);
+  out.resize(nulls);
+  bool taken = true;
+  for (size_t i = 0; i < columns.size() && taken; ++i) {
     const ColumnCode& code = columns_[columns[i]];
     const ColumnVector& column = batch.column(code.input);
     if (column.is_null(row)) {
-      if (!code.nullable) return false;  // the server's own error, from a statement
-      events_[nulls_at + i / 8] = static_cast<char>(events_[nulls_at + i / 8] | (1 << (i % 8)));
+      taken = code.nullable;  // if not, the server's own error, from a statement
+      out[i / 8] = static_cast<char>(out[i / 8] | (1 << (i % 8)));
       continue;
     }
-    if (!append_value(code, column, row)) return false;
+    taken = append_value(code, column, row, out);
   }
-  return true;
+  events_.resize(start + out.size());
+  return taken;
 }
 
-bool RowEventEncoder::append_value(const ColumnCode& code, const ColumnVector& column,
-                                   uint32_t row) {
-  std::string& out = events_;
+bool RowEventEncoder::append_value(const ColumnCode& code, const ColumnVector& column, uint32_t row,
+                                   RowImageCursor& out) {
   switch (code.how) {
     case ColumnCode::kInteger: {
       __int128 v;

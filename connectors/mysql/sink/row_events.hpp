@@ -43,6 +43,8 @@ struct RowEventTarget {
 /// returns false): a value too long or out of range, a fraction finer than
 /// the column keeps, text that is not UTF-8. Those, too, go as statements,
 /// which round, convert or refuse them as the server does.
+class RowImageCursor;  // where append_image() writes
+
 class RowEventEncoder {
  public:
   enum class Kind : uint8_t { kWrite = 23, kUpdate = 24, kDelete = 25 };
@@ -104,7 +106,8 @@ class RowEventEncoder {
   // Appends `row`'s values of `columns` (indexes into columns_) as a row
   // image; false if one is not taken.
   bool append_image(const Batch& batch, uint32_t row, const std::vector<size_t>& columns);
-  bool append_value(const ColumnCode& code, const ColumnVector& column, uint32_t row);
+  static bool append_value(const ColumnCode& code, const ColumnVector& column, uint32_t row,
+                           RowImageCursor& out);
   // Ends the rows event being written, `last` marking the statement's end.
   void end_event(bool last);
   void start_event(Kind kind);
