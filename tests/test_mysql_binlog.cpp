@@ -94,50 +94,6 @@ class PreparedXaTransaction {
 
 }  // namespace
 
-TEST_CASE("binlog changes move out whole batches without a copy, and copy a part of one", "[cdc]") {
-  const auto schema = std::make_shared<const Schema>(
-      Schema({{"id", DataType::bigint()}, {"name", DataType::string()}}, {"id"}));
-  const auto other = std::make_shared<const Schema>(Schema({{"id", DataType::bigint()}}, {"id"}));
-  BinlogChanges changes;
-  const auto add = [&](size_t table, const std::shared_ptr<const Schema>& columns, int64_t id) {
-    Batch& batch = changes.rows_of(table, columns);
-    const uint32_t at = batch.add_rows(1);
-    batch.column(0).set_value(at, Value(id));
-    if (columns->size() > 1) batch.column(1).set_value(at, Value("row " + std::to_string(id)));
-    batch.set_position(at, id);
-    changes.add_row(table, at, id);
-  };
-  // Table 0's first two rows, table 1's, then table 0's third: its batch
-  // holds three rows, the first run two of them.
-  add(0, schema, 1);
-  add(0, schema, 2);
-  add(1, other, 10);
-  add(0, schema, 3);
-  REQUIRE(changes.size() == 4);
-
-  Batch out(*schema);
-  const std::vector<uint32_t> first_two = {changes[0].row, changes[1].row};
-  changes.move_rows(changes[0], first_two, out);
-  CHECK(out.size() == 2);
-  CHECK(changes.batch(changes[3]).size() == 3);  // copied: the third row is still to come
-  CHECK(changes.row(changes[3]).fields.at(1) == Value("row 3"));
-
-  Batch whole(*other);
-  const std::vector<uint32_t> all_of_table_1 = {changes[2].row};
-  changes.move_rows(changes[2], all_of_table_1, whole);
-  CHECK(changes.batch(changes[2]).size() == 0);  // taken
-  REQUIRE(whole.size() == 1);
-  CHECK(whole.row(0).fields.at(0) == Value(int64_t{10}));
-  CHECK(whole.position(0) == 10);
-
-  // The rest of table 0's batch, a part of it: copied after what `out` holds.
-  const std::vector<uint32_t> third = {changes[3].row};
-  changes.move_rows(changes[3], third, out);
-  REQUIRE(out.size() == 3);
-  CHECK(out.row(2).fields.at(1) == Value("row 3"));
-  CHECK(out.row(0).fields.at(1) == Value("row 1"));
-}
-
 TEST_CASE("the binlog gives a captured table's changes with exact values of every type",
           "[mysql][cdc]") {
   testing::TestTable table(

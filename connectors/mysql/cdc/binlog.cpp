@@ -276,7 +276,7 @@ class BinlogStream {
   bool checksums_ = true;  // whether events end in a CRC32
   BinlogPosition position_;
   BinlogPosition before_;
-  std::string packed_file_;                  // packed_start()'s last file
+  std::string packed_file_;                   // packed_start()'s last file
   std::optional<int64_t> packed_file_part_;  // and its part of a packed position
 };
 
@@ -923,17 +923,6 @@ Batch& BinlogChanges::rows_of(size_t table, const std::shared_ptr<const Schema>&
   if (open_.size() <= table) open_.resize(table + 1, UINT32_MAX);
   open_[table] = used_++;
   return *rows.rows;
-}
-
-void BinlogChanges::move_rows(const BinlogChange& first, std::span<const uint32_t> rows,
-                              Batch& out) {
-  Batch& from = *batches_[first.batch].rows;
-  if (!rows.empty() && rows.front() == 0 && rows.size() == from.size() &&
-      rows.back() + 1 == from.size()) {
-    out.take(from);
-  } else {
-    out.append(from, rows);
-  }
 }
 
 void BinlogChanges::add_row(size_t table, uint32_t row, std::optional<int64_t> position) {

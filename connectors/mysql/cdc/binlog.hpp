@@ -8,7 +8,6 @@
 #include <memory>
 #include <optional>
 #include <set>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -143,12 +142,6 @@ class BinlogChanges {
   Row row(const BinlogChange& change) const {
     return change.schema_change ? Row() : batch(change).row(change.row);
   }
-
-  /// Appends rows `rows` (ascending) of the batch of row change `first` to
-  /// `out`. Where they are all of that batch's rows, `out` takes its
-  /// storage instead of a copy (Batch::take()), and the batch is left empty:
-  /// no change after them may be read from it.
-  void move_rows(const BinlogChange& first, std::span<const uint32_t> rows, Batch& out);
 
   /// Appends schema change `change` of table `table`.
   void add_schema_change(size_t table, std::shared_ptr<const BinlogSchemaChange> change);
