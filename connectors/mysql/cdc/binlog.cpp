@@ -276,7 +276,7 @@ class BinlogStream {
   bool checksums_ = true;  // whether events end in a CRC32
   BinlogPosition position_;
   BinlogPosition before_;
-  std::string packed_file_;                   // packed_start()'s last file
+  std::string packed_file_;                  // packed_start()'s last file
   std::optional<int64_t> packed_file_part_;  // and its part of a packed position
 };
 

@@ -173,8 +173,7 @@ __int128 power_of_ten(int n) {
 
 // MySQL's binary DECIMAL(precision, scale) of `value` (see
 // decode_binary_decimal()), or false if it does not fit exactly.
-template <typename Out>
-bool append_decimal(Out& out, const Decimal& value, int precision, int scale) {
+bool append_decimal(RowImageCursor& out, const Decimal& value, int precision, int scale) {
   Decimal v = value;
   if (v.scale() != scale) {
     try {
@@ -231,8 +230,7 @@ bool append_decimal(Out& out, const Decimal& value, int precision, int scale) {
 
 // The fraction of DATETIME2 and TIMESTAMP2 with `fsp` digits, or false if
 // `micros` has a finer one, which the server would round.
-template <typename Out>
-bool append_fraction(Out& out, int64_t micros, int fsp) {
+bool append_fraction(RowImageCursor& out, int64_t micros, int fsp) {
   if (micros % static_cast<int64_t>(power_of_ten(6 - fsp)) != 0) return false;
   switch ((fsp + 1) / 2) {
     case 1:
