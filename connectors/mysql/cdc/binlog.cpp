@@ -336,6 +336,7 @@ void BinlogReader::read(BinlogChanges& out) {
   const auto deadline = now() + options_.budget;
   const size_t enough = out.size() + options_.max_changes;
   while (!stopped()) {
+    std::chrono::steady_clock::time_point handled;  // one clock read an event
     if (side_) {
       // What it reads is in the binlog already: it comes at once.
       st_mariadb_rpl_event* event = side_->next();
@@ -344,6 +345,7 @@ void BinlogReader::read(BinlogChanges& out) {
                     group_->start.to_string());
       }
       handle(*side_, *event, out);
+      handled = now();
     } else if (!main_->has_data()) {
       // Caught up: return rather than wait for the server, whose heartbeat
       // says every so often that it is still there.
@@ -357,9 +359,9 @@ void BinlogReader::read(BinlogChanges& out) {
       return;
     } else {
       handle(*main_, *main_->next(), out);
-      last_arrival_ = now();
+      last_arrival_ = handled = now();
     }
-    if (out.size() >= enough || now() >= deadline) return;
+    if (out.size() >= enough || handled >= deadline) return;
     if (schema_changed_ && !group_) return;
   }
 }
