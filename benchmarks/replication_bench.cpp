@@ -80,38 +80,48 @@ MySqlUrl plain_source_url() {
   return url;
 }
 
+double seconds_of(const rusage& r) {
+  return static_cast<double>(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
+         static_cast<double>(r.ru_utime.tv_usec + r.ru_stime.tv_usec) / 1e6;
+}
+
 // CPU seconds of the source server, the target server and this process (or
-// its children: the tools it ran and waited for) at one moment.
+// its children: the tools it ran and waited for) at one moment, and of the
+// calling thread, which may only watch a job that runs on threads of its own.
 struct CpuClock {
-  double source = 0, target = 0, self = 0, children = 0;
+  double source = 0, target = 0, self = 0, children = 0, watcher = 0;
 
   static CpuClock now(pid_t source_pid) {
-    rusage self{}, children{};
+    rusage self{}, children{}, thread{};
     ::getrusage(RUSAGE_SELF, &self);
     ::getrusage(RUSAGE_CHILDREN, &children);
-    const auto seconds = [](const rusage& r) {
-      return static_cast<double>(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
-             static_cast<double>(r.ru_utime.tv_usec + r.ru_stime.tv_usec) / 1e6;
-    };
+    ::getrusage(RUSAGE_THREAD, &thread);
     return {process_cpu_seconds(source_pid), process_cpu_seconds(target_server().pid()),
-            seconds(self), seconds(children)};
+            seconds_of(self), seconds_of(children), seconds_of(thread)};
   }
 };
+
+// Who spent the applier's CPU in cpu_per_row(): the target server (a
+// replica), this process and its children (the job or tools), or this
+// process but the calling thread, which only watched the job for the moment
+// it caught up.
+enum class Applier { kTargetServer, kProcess, kProcessButWatcher };
 
 // What the CPU did per row between `before` and `after`, as extras of a
 // sample: each server's, and the applier's (the job, a tool, or, for a
 // replica, the target server itself), and the applier's share of the
 // target server's.
 std::map<std::string, double> cpu_per_row(const CpuClock& before, const CpuClock& after,
-                                          uint64_t rows, bool applier_is_target) {
+                                          uint64_t rows, Applier applier_is) {
   const auto per_row = [&](double seconds) { return seconds * 1e6 / static_cast<double>(rows); };
   std::map<std::string, double> extras;
   if (before.source >= 0)
     extras["CPU µs/row, source server"] = per_row(after.source - before.source);
   const double target = after.target - before.target;
   extras["CPU µs/row, target server"] = per_row(target);
-  if (!applier_is_target) {
-    const double applier = after.self - before.self + after.children - before.children;
+  if (applier_is != Applier::kTargetServer) {
+    double applier = after.self - before.self + after.children - before.children;
+    if (applier_is == Applier::kProcessButWatcher) applier -= after.watcher - before.watcher;
     extras["CPU µs/row, job or tool"] = per_row(applier);
     extras["job or tool CPU / target server's"] = applier / target;
   }
@@ -240,7 +250,7 @@ BenchSample replica_apply(const Changelog& log, int threads, pid_t source_pid) {
                              "; see SHOW SLAVE STATUS on the second server");
   }
   check_copy(target, log.table, log.checksum, "the replica");
-  return {log.changes, seconds, cpu_per_row(before, after, log.changes, true)};
+  return {log.changes, seconds, cpu_per_row(before, after, log.changes, Applier::kTargetServer)};
 }
 
 // mysql-to-mysql from the changes' start into the copy, with the job's
@@ -255,7 +265,7 @@ BenchSample sluice_apply(const Changelog& log, int parallelism, pid_t source_pid
   source.tables = {log.table};
   source.startup = MySqlCdcOptions::Startup::kPosition;
   source.position = log.start;
-  MySqlConnection reader(bench_url());
+  MySqlConnection reader(source.url);
   MySqlSinkOptions sink;
   sink.url = target_server().url(database());
   sink.table = log.table;
@@ -275,7 +285,8 @@ BenchSample sluice_apply(const Changelog& log, int parallelism, pid_t source_pid
       std::chrono::milliseconds(5), 600, "mysql-to-mysql of " + log.table);
   const CpuClock after = CpuClock::now(source_pid);
   check_copy(target, log.table, log.checksum, "mysql-to-mysql");
-  return {log.changes, seconds, cpu_per_row(before, after, log.changes, false)};
+  return {log.changes, seconds,
+          cpu_per_row(before, after, log.changes, Applier::kProcessButWatcher)};
 }
 
 Benchmark apply_benchmark(Workload workload) {
@@ -373,7 +384,7 @@ BenchSample time_copy(uint64_t rows, bool make_table, pid_t source_pid, const st
   const double seconds = seconds_since(began);
   const CpuClock after = CpuClock::now(source_pid);
   check_copy(target, kSnapshotTable, want, who);
-  return {copied, seconds, cpu_per_row(before, after, copied, false)};
+  return {copied, seconds, cpu_per_row(before, after, copied, Applier::kProcess)};
 }
 
 BenchSample mydumper_copy(uint64_t rows, pid_t source_pid) {
@@ -433,7 +444,8 @@ BenchSample sluice_copy(uint64_t rows, int parallelism, pid_t source_pid) {
     source.url = plain_source_url();
     source.tables = {kSnapshotTable};
     source.startup = MySqlCdcOptions::Startup::kSnapshot;
-    MySqlConnection reader(bench_url());
+    // The table's columns read as the job reads them, over its source's URL.
+    MySqlConnection reader(source.url);
     MySqlSinkOptions sink;
     sink.url = target_server().url(database());
     sink.table = kSnapshotTable;
