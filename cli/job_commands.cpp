@@ -1,6 +1,7 @@
 #include "sluice/cli/job_commands.hpp"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <spawn.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -260,10 +261,18 @@ void print_error(const std::string& message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
 }
 
-void use_job_logging() {
+void set_up_job_process() {
   spdlog::set_default_logger(std::make_shared<spdlog::logger>(
       "sluice", std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
   spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %v");
+  // Blocks below 32 MiB (the most glibc allows) come from the heap, not a
+  // mapping of their own that free() unmaps, and a heap keeps up to 64 MiB
+  // free at its top. Setting both fixes them: glibc's own thresholds move
+  // with what the process frees. In replication-inserts-1000 this halved the
+  // job's page faults (about 2,200 a run fewer, of 7 µs each on a virtual
+  // machine).
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
 }
 
 }  // namespace sluice::cli

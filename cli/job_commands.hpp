@@ -46,9 +46,16 @@ int run_job(const JobDefinition& job, const OptionTable& table, const JobArgs& a
 int guarded(const std::function<int()>& command);
 /// "error: `message`" on stderr, as a usage error is shown.
 void print_error(const std::string& message);
-/// The commands' log: on stderr, as every diagnostic (the progress line,
-/// the summary, errors), so that stdout holds only what a job or command
-/// outputs (the print sink's rows, a listing); lines of time, level, message.
-void use_job_logging();
+/// What a job's process sets up before anything else:
+/// - the commands' log: on stderr, as every diagnostic (the progress line,
+///   the summary, errors), so that stdout holds only what a job or command
+///   outputs (the print sink's rows, a listing); lines of time, level,
+///   message;
+/// - malloc keeping the memory a task frees for the task's next use of it.
+///   Tasks fill and clear buffers of megabytes (a sink's flush buffer, a
+///   source's batches) over and over; by default glibc gives such memory
+///   back to the kernel and each refill takes it again page by page, a page
+///   fault every 4 KiB.
+void set_up_job_process();
 
 }  // namespace sluice::cli

@@ -23,7 +23,7 @@ OptionTable JobDefinition::option_table() const {
 }
 
 int run_cli(int argc, char** argv, const JobDefinition& job) {
-  cli::use_job_logging();
+  cli::set_up_job_process();
   const std::string program = program_name(argv);
   CLI::App app{job.name + ": " + job.summary, program};
   app.require_subcommand(0, 1);

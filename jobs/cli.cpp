@@ -21,7 +21,7 @@ int list_jobs() {
 }  // namespace
 
 int run_sluice_cli(int argc, char** argv) {
-  cli::use_job_logging();
+  cli::set_up_job_process();
   CLI::App app{"Sluice: a small streaming engine that writes changelogs into MySQL"};
   app.set_version_flag("--version", std::string("sluice ") + SLUICE_VERSION);
   app.require_subcommand(1);
