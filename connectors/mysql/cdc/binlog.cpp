@@ -304,7 +304,7 @@ BinlogReader::BinlogReader(const MySqlUrl& url, uint32_t server_id, BinlogResume
   }
   for (PreparedXa& xa : start.prepared) prepared_[xa.xid] = std::move(xa);
   main_ = std::make_unique<BinlogStream>(url_, server_id_, start_, options_);
-  last_arrival_ = std::chrono::steady_clock::now();
+  last_arrival_ = CoarseClock::now();
 }
 
 BinlogReader::~BinlogReader() = default;
@@ -332,11 +332,10 @@ BinlogResume BinlogReader::resume() const {
 void BinlogReader::read(BinlogChanges& out) {
   idle_ = false;
   schema_changed_ = false;
-  const auto now = [] { return std::chrono::steady_clock::now(); };
-  const auto deadline = now() + options_.budget;
+  const auto deadline = CoarseClock::now() + options_.budget;
   const size_t enough = out.size() + options_.max_changes;
   while (!stopped()) {
-    std::chrono::steady_clock::time_point handled;  // one clock read an event
+    CoarseClock::time_point handled;  // one clock read an event
     if (side_) {
       // What it reads is in the binlog already: it comes at once.
       st_mariadb_rpl_event* event = side_->next();
@@ -345,12 +344,12 @@ void BinlogReader::read(BinlogChanges& out) {
                     group_->start.to_string());
       }
       handle(*side_, *event, out);
-      handled = now();
+      handled = CoarseClock::now();
     } else if (!main_->has_data()) {
       // Caught up: return rather than wait for the server, whose heartbeat
       // says every so often that it is still there.
       idle_ = true;
-      if (now() - last_arrival_ > kSilence) {
+      if (CoarseClock::now() - last_arrival_ > kSilence) {
         throw MySqlError(CR_SERVER_LOST, "reading the binlog after " + read_.to_string() +
                                              ": the server sent "
                                              "nothing, not even a heartbeat, for " +
@@ -359,7 +358,7 @@ void BinlogReader::read(BinlogChanges& out) {
       return;
     } else {
       handle(*main_, *main_->next(), out);
-      last_arrival_ = handled = now();
+      last_arrival_ = handled = CoarseClock::now();
     }
     if (out.size() >= enough || handled >= deadline) return;
     if (schema_changed_ && !group_) return;

@@ -14,6 +14,7 @@
 #include "sluice/connectors/mysql/binlog_position.hpp"
 #include "sluice/connectors/mysql/cdc/ddl.hpp"
 #include "sluice/connectors/mysql/connection.hpp"
+#include "sluice/engine/common/coarse_clock.hpp"
 #include "sluice/engine/data/batch.hpp"
 #include "sluice/engine/data/row.hpp"
 #include "sluice/engine/data/schema.hpp"
@@ -323,7 +324,7 @@ class BinlogReader {
   bool schema_changed_ = false;  // read() appended a schema change
   // A server silent for longer, heartbeats and all, is taken for lost.
   static constexpr std::chrono::seconds kSilence{60};
-  std::chrono::steady_clock::time_point last_arrival_;
+  CoarseClock::time_point last_arrival_;
   std::chrono::system_clock::time_point last_event_time_{};
   std::chrono::system_clock::time_point last_change_time_{};
 };
