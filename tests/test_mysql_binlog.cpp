@@ -307,6 +307,74 @@ TEST_CASE(
   }
 }
 
+TEST_CASE(
+    "DDL that drops, truncates or exchanges a captured table's partitions fails the reader, "
+    "which follows other DDL",
+    "[mysql][cdc]") {
+  testing::TestTable table("cdc_partitions", "id BIGINT PRIMARY KEY, qty INT");
+  testing::TestTable other("cdc_partitions_other", "id BIGINT PRIMARY KEY, qty INT");
+  MySqlConnection& sql = table.connection();
+  const std::string t = table.name();
+  const auto partition = [&] {
+    sql.execute("ALTER TABLE " + t +
+                " PARTITION BY RANGE (id) (PARTITION p0 VALUES LESS THAN (10), PARTITION p1 "
+                "VALUES LESS THAN (20), PARTITION p2 VALUES LESS THAN MAXVALUE)");
+    sql.execute("INSERT INTO " + t + " SELECT seq, seq FROM seq_1_to_30");
+  };
+  for (const std::string& ddl :
+       {"ALTER TABLE " + t + " TRUNCATE PARTITION p0", "ALTER TABLE " + t + " DROP PARTITION p2",
+        "ALTER TABLE " + t + " EXCHANGE PARTITION p1 WITH TABLE " + other.name()}) {
+    INFO(ddl);
+    sql.execute("DROP TABLE " + t);
+    sql.execute("CREATE TABLE " + t + " (id BIGINT PRIMARY KEY, qty INT)");
+    partition();
+    BinlogReader reader(testing::test_mysql_url(), server_id(), {current_binlog_position(sql)},
+                        {capture_table(sql, t)}, {.follow_schema_changes = true});
+    // Partitions added or merged keep the rows: read past.
+    sql.execute("ALTER TABLE " + t +
+                " REORGANIZE PARTITION p0 INTO (PARTITION p0a VALUES LESS THAN (5), PARTITION "
+                "p0 VALUES LESS THAN (10))");
+    sql.execute("INSERT INTO " + t + " VALUES (100, 1)");
+    const BinlogChanges before = read_until(reader, 3);
+    CHECK(texts(before).back() == "+I[100, 1]");
+    sql.execute(ddl);
+    CHECK_THROWS_WITH(read_changes(reader, 1),
+                      Catch::Contains("DDL on captured table '") && Catch::Contains(t + "'") &&
+                          Catch::Contains(ddl) && Catch::Contains("without logging them as rows") &&
+                          Catch::Contains("restore=none"));
+  }
+}
+
+TEST_CASE(
+    "a change of a captured table logged as a statement fails the reader, naming it; another "
+    "table's is read past",
+    "[mysql][cdc]") {
+  testing::TestTable table("cdc_statements", "id BIGINT PRIMARY KEY, qty INT");
+  testing::TestTable other("cdc_statements_other", "id BIGINT PRIMARY KEY, qty INT");
+  MySqlConnection& sql = table.connection();
+  const std::string t = table.name();
+  int others = 0;
+  for (const std::string format : {"STATEMENT", "MIXED"}) {
+    for (const std::string& change :
+         {"UPDATE " + t + " SET qty = 10 WHERE id = 1",
+          "INSERT INTO " + t + " VALUES (3, 3) ON DUPLICATE KEY UPDATE qty = qty + 1",
+          "DELETE FROM " + t + " WHERE id = 2",
+          "UPDATE " + other.name() + " o JOIN " + t + " x ON o.id = x.id SET x.qty = 0"}) {
+      INFO(format << ": " << change);
+      sql.execute("REPLACE INTO " + t + " VALUES (1, 1), (2, 2)");
+      BinlogReader reader = reader_at({current_binlog_position(sql)}, capture_table(sql, t));
+      sql.execute("SET SESSION binlog_format = '" + format + "'");
+      sql.execute("INSERT INTO " + other.name() + " VALUES (" + std::to_string(++others) + ", 1)");
+      sql.execute(change);
+      sql.execute("SET SESSION binlog_format = 'ROW'");
+      CHECK_THROWS_WITH(read_changes(reader, 1),
+                        Catch::Contains("captured table '" + testing::test_mysql_url().database +
+                                        "." + t + "' logged as an SQL statement") &&
+                            Catch::Contains(change) && Catch::Contains("binlog_format=ROW"));
+    }
+  }
+}
+
 TEST_CASE("DDL on other tables, the same name in another database too, is read past",
           "[mysql][cdc]") {
   testing::TestTable table("cdc_ddl_elsewhere", "id BIGINT PRIMARY KEY, qty INT");

@@ -478,9 +478,31 @@ void BinlogReader::handle_query(BinlogStream& stream, st_mariadb_rpl_event& even
       }
     }
   }
+  check_statement(statement, text_of(event.event.query.database), stream);
   // CREATE TABLE … SELECT: DDL, its rows, and COMMIT (an XID event).
   if (statement == "COMMIT" || (group_ && group_->ddl && group_->standalone)) {
     end_group(stream.event_end());
+  }
+}
+
+void BinlogReader::check_statement(const std::string& statement, const std::string& database,
+                                   BinlogStream& stream) const {
+  for (const auto& [db, name] : written_tables(statement, database)) {
+    for (size_t t = 0; t < tables_.size(); ++t) {
+      // Either case: a refusal too many beats a change missed.
+      if (absent(t) || lower(tables_[t].database) != lower(db) ||
+          lower(tables_[t].table) != lower(name)) {
+        continue;
+      }
+      throw ConfigError(
+          "binlog at " + stream.event_start().to_string() + ": " + statement +
+          "; a change of captured table '" + db + "." + name +
+          "' logged as an SQL statement, not as rows (its session's binlog_format was STATEMENT "
+          "or MIXED), which the job cannot read. Let every session that changes a captured "
+          "table keep binlog_format=ROW. To go on: make the target hold what the source holds, "
+          "then start the job afresh with restore=none: it reads a new snapshot of every "
+          "captured table");
+    }
   }
 }
 
@@ -549,6 +571,19 @@ void BinlogReader::check_ddl(const std::string& statement, const std::string& da
       const bool concerns = (change.database.empty() || same(change.database, table.database)) &&
                             (change.table.empty() || same(change.table, table.table));
       if (!concerns || change.effect == DdlChange::Effect::kRowsAlike) continue;
+      if (change.rows_unlogged) {
+        throw ConfigError(
+            "DDL on captured table '" + table.database + "." + table.table + "' at " +
+            stream.event_end().to_string() + ": " + statement +
+            "; it deletes or brings in rows of the table without logging them as rows, so the "
+            "target would not hold what the source does. " +
+            (change.action == Action::kTruncate
+                 ? "A job of source.tables follows TRUNCATE TABLE (schema.change.behavior=evolve "
+                   "empties the target too); one of source.table does not. "
+                 : "") +
+            "To go on: make the target hold what the source holds, then start the job afresh "
+            "with restore=none: it reads a new snapshot of every captured table");
+      }
       if (options_.follow_schema_changes && change.altered_in_place) {
         out.add_schema_change(t, follow(t, statement, stream));
         schema_changed_ = true;

@@ -262,6 +262,10 @@ class BinlogReader {
   };
   void handle(BinlogStream& stream, st_mariadb_rpl_event& event, BinlogChanges& out);
   void handle_query(BinlogStream& stream, st_mariadb_rpl_event& event, BinlogChanges& out);
+  // Fails on a change of a captured table that `statement` (run in
+  // `database`) made, logged as a statement.
+  void check_statement(const std::string& statement, const std::string& database,
+                       BinlogStream& stream) const;
   // Follows DDL `statement` (run in `database`) that changes a captured
   // table's columns, or fails on it (see ddl_changes()).
   void check_ddl(const std::string& statement, const std::string& database, BinlogStream& stream,

@@ -100,12 +100,56 @@ class Parser {
     if (take("RENAME")) return rename();
     if (take("TRUNCATE")) {
       take("TABLE");
-      // Its rows go unlogged.
       if (auto table = name()) {
-        return {acting(change(std::move(*table), Effect::kRowsChange), Action::kTruncate)};
+        DdlChange truncated =
+            acting(change(std::move(*table), Effect::kRowsChange), Action::kTruncate);
+        truncated.rows_unlogged = true;
+        return {truncated};
       }
     }
     return {};
+  }
+
+  std::vector<std::pair<std::string, std::string>> written() {
+    std::vector<Name> names;
+    if (take("INSERT") || take("REPLACE")) {
+      while (is_any({"LOW_PRIORITY", "DELAYED", "HIGH_PRIORITY", "IGNORE"})) ++at_;
+      take("INTO");
+      if (auto table = name()) names.push_back(std::move(*table));
+    } else if (take("LOAD")) {
+      while (at_ < tokens_.size() && !(is("INTO") && is("TABLE", 1))) ++at_;
+      at_ += 2;
+      if (auto table = name()) names.push_back(std::move(*table));
+    } else if (is_any({"UPDATE", "DELETE", "WITH"})) {
+      const bool update = take("UPDATE"), with = !update && take("WITH");
+      if (!update && !with) take("DELETE");
+      int depth = 0;
+      while (at_ < tokens_.size()) {
+        const Token& t = tokens_[at_];
+        if (t.kind == Token::Kind::kSymbol) {
+          depth += t.text == "(" ? 1 : t.text == ")" ? -1 : 0;
+          if (t.text == ";" && depth == 0) break;
+          ++at_;
+          continue;
+        }
+        if (!with && depth == 0 && t.kind == Token::Kind::kWord &&
+            (update ? t.upper == "SET" : is_any({"WHERE", "ORDER", "LIMIT", "RETURNING"}))) {
+          break;
+        }
+        if (depth > 0 && !with) {
+          ++at_;
+          continue;
+        }
+        if (auto table = name()) {
+          names.push_back(std::move(*table));
+        } else {
+          ++at_;
+        }
+      }
+    }
+    std::vector<std::pair<std::string, std::string>> out;
+    for (Name& n : names) out.emplace_back(std::move(n.database), std::move(n.table));
+    return out;
   }
 
  private:
@@ -265,6 +309,7 @@ class Parser {
     bool renamed = false;
     int nullable_columns = 0;
     Effect effect = Effect::kRowsAlike;
+    bool rows_unlogged = false;
     while (at_ < tokens_.size() && !take_symbol(';')) {
       const size_t start = at_;
       // RENAME [TO|AS] other: the table takes another name.
@@ -277,6 +322,12 @@ class Parser {
       }
       at_ = start;
       const std::vector<const Token*> c = clause();
+      // Partitions whose rows go, come or change places unlogged; CONVERT
+      // TABLE other TO PARTITION brings in another table's.
+      if ((word_at(c, 0, {"DROP", "TRUNCATE", "EXCHANGE"}) && word_at(c, 1, {"PARTITION"})) ||
+          (word_at(c, 0, {"CONVERT"}) && word_at(c, 1, {"PARTITION", "TABLE"}))) {
+        rows_unlogged = true;
+      }
       if (adds_nullable_column_at_end(c)) {
         ++nullable_columns;
       } else {
@@ -289,6 +340,7 @@ class Parser {
     }
     DdlChange altered = change(std::move(*table), renamed ? Effect::kRowsChange : effect);
     altered.altered_in_place = !renamed;
+    altered.rows_unlogged = rows_unlogged;
     if (renamed) altered.action = Action::kRename;
     out.insert(out.begin(), std::move(altered));
     return out;
@@ -569,6 +621,11 @@ class Parser {
 
 std::vector<DdlChange> ddl_changes(std::string_view statement, std::string_view database) {
   return Parser(tokenize(statement), database).changes();
+}
+
+std::vector<std::pair<std::string, std::string>> written_tables(std::string_view statement,
+                                                                std::string_view database) {
+  return Parser(tokenize(statement), database).written();
 }
 
 std::string alter_clauses(std::string_view statement, std::string_view table) {

@@ -27,6 +27,10 @@ struct DdlChange {
   /// Whether the statement makes the table (CREATE TABLE, the new name of
   /// a RENAME).
   bool creates = false;
+  /// Whether it deletes or brings in rows of the table that the binlog
+  /// does not log as rows: TRUNCATE TABLE, and ALTER TABLE's DROP,
+  /// TRUNCATE, EXCHANGE and CONVERT of partitions.
+  bool rows_unlogged = false;
   /// What the statement does to the table as a whole.
   enum class Action {
     kOther,     ///< ALTER TABLE, an index
@@ -45,6 +49,14 @@ struct DdlChange {
 /// MySQL's executable comments read. Statements that change no table's
 /// columns (CREATE VIEW, TRIGGER, USER, …) and temporary tables give none.
 std::vector<DdlChange> ddl_changes(std::string_view statement, std::string_view database);
+
+/// The tables an INSERT, REPLACE, UPDATE, DELETE or LOAD DATA `statement`,
+/// run with default database `database`, may change, as database and name:
+/// the table it inserts into, or every name an UPDATE or DELETE gives
+/// before its SET or WHERE (a multi-table one may change any of its
+/// tables); with a WITH clause, every name. Empty for other statements.
+std::vector<std::pair<std::string, std::string>> written_tables(std::string_view statement,
+                                                                std::string_view database);
 
 /// The clauses of ALTER TABLE `statement` that change the columns of its
 /// rows (or the default charset of columns added later), as an ALTER TABLE
