@@ -129,6 +129,71 @@ TEST_CASE("the binlog gives a captured table's changes with exact values of ever
   CHECK(reader.resume().position <= current_binlog_position(sql));
 }
 
+TEST_CASE(
+    "the binlog gives every character of the Chinese, Japanese and Korean charsets as the server "
+    "converts it",
+    "[mysql][cdc]") {
+  struct Charset {
+    std::string name, heads, tails;
+    bool three_byte = false;  // EUC-JP's 0x8F and two more
+    std::string singles = "seq BETWEEN 32 AND 126";
+  };
+  const std::string shift_jis_heads = "h.seq BETWEEN 129 AND 159 OR h.seq BETWEEN 224 AND 252";
+  const std::string shift_jis_tails = "t.seq BETWEEN 64 AND 126 OR t.seq BETWEEN 128 AND 252";
+  const std::string shift_jis_singles = "seq BETWEEN 32 AND 126 OR seq BETWEEN 161 AND 223";
+  for (const Charset& charset :
+       {Charset{"big5", "h.seq BETWEEN 161 AND 249", "t.seq BETWEEN 64 AND 126 OR t.seq >= 161"},
+        Charset{"cp932", shift_jis_heads, shift_jis_tails, false, shift_jis_singles},
+        Charset{"sjis", shift_jis_heads, shift_jis_tails, false, shift_jis_singles},
+        Charset{"eucjpms", "h.seq = 142 OR h.seq >= 161", "t.seq >= 161", true},
+        Charset{"ujis", "h.seq = 142 OR h.seq >= 161", "t.seq >= 161", true},
+        Charset{"euckr", "h.seq >= 129",
+                "t.seq BETWEEN 65 AND 90 OR t.seq BETWEEN 97 AND 122 OR t.seq >= 129"},
+        Charset{"gb2312", "h.seq BETWEEN 161 AND 247", "t.seq >= 161"},
+        Charset{"gbk", "h.seq >= 129", "t.seq BETWEEN 64 AND 126 OR t.seq >= 128"}}) {
+    INFO(charset.name);
+    testing::TestTable table("cdc_cjk",
+                             "id INT PRIMARY KEY, txt MEDIUMTEXT CHARACTER SET " + charset.name);
+    MySqlConnection& sql = table.connection();
+    BinlogReader reader =
+        reader_at({current_binlog_position(sql)}, capture_table(sql, table.name()));
+    sql.execute("SET SESSION group_concat_max_len = 16777216");
+    // What the server cannot convert is '?' and a warning, not an error.
+    sql.execute("SET SESSION sql_mode = ''");
+    // Each character the server reads, of one byte, of two, and of three.
+    const auto characters = [&](const std::string& code, const std::string& from,
+                                const std::string& where) {
+      const std::string c = "CHAR(" + code + " USING " + charset.name + ")";
+      return "SELECT GROUP_CONCAT(" + c + " ORDER BY " + code + " SEPARATOR '') FROM " + from +
+             " WHERE (" + where + ") AND CHAR_LENGTH(" + c + ") = 1 AND CONVERT(" + c +
+             " USING utf8mb4) NOT LIKE '%?%'";
+    };
+    sql.execute("INSERT INTO " + table.name() + " SELECT 1, (" +
+                characters("seq", "seq_32_to_254", charset.singles) + ")");
+    sql.execute("INSERT INTO " + table.name() + " SELECT 2, (" +
+                characters("h.seq * 256 + t.seq", "seq_128_to_254 h JOIN seq_32_to_254 t",
+                           charset.heads + ") AND (" + charset.tails) +
+                ")");
+    size_t rows = 2;
+    if (charset.three_byte) {
+      sql.execute("INSERT INTO " + table.name() + " SELECT 3, (" +
+                  characters("0x8f0000 + h.seq * 256 + t.seq",
+                             "seq_161_to_254 h JOIN seq_161_to_254 t", "TRUE") +
+                  ")");
+      ++rows;
+    }
+    const BinlogChanges changes = read_until(reader, rows);
+    REQUIRE(changes.size() == rows);
+    const auto served = sql.query("SELECT id, txt FROM " + table.name() + " ORDER BY id");
+    for (size_t r = 0; r < rows; ++r) {
+      INFO("row " << r + 1);
+      const std::string& text = served.at(r).at(1).value();
+      CHECK(text.size() >= 94);  // ASCII's printable characters at least
+      CHECK(changes.row(changes[r]).fields.at(1).as_string() == text);
+    }
+  }
+}
+
 TEST_CASE("the binlog gives committed transactions only, skips other tables, and resumes exactly",
           "[mysql][cdc]") {
   testing::TestTable table("cdc_accounts", "id BIGINT PRIMARY KEY, balance BIGINT");

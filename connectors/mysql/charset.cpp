@@ -3,7 +3,10 @@
 #include <iconv.h>
 
 #include <array>
+#include <map>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 #include "sluice/engine/common/error.hpp"
 
@@ -58,7 +61,82 @@ class Unicode final : public TextDecoder {
   bool little_endian_;
 };
 
-// A multi-byte charset through iconv.
+// A charset of one- and two-byte characters (and, in EUC-JP, three-byte
+// ones after 0x8F), each character's UTF-8 as the server converts it:
+// where iconv's tables and the server's differ (Shift-JIS 0x5C and 0x7E,
+// EUC-KR's Hangul beyond KS X 1001, Big5's symbols), the server's are the
+// ones its snapshot reads and its target writes back.
+class DoubleByteTable final : public TextDecoder {
+ public:
+  // Which bytes begin a character of two bytes, and which may follow.
+  struct Layout {
+    std::vector<std::pair<uint8_t, uint8_t>> heads, tails;
+    bool three_byte = false;  // EUC-JP: 0x8F and two more
+  };
+
+  DoubleByteTable(const Layout& layout, std::array<std::string, 256> singles)
+      : singles_(std::move(singles)), doubles_(1 << 16), triples_(layout.three_byte ? 1 << 16 : 0) {
+    for (const auto& [first, last] : layout.heads) {
+      for (unsigned b = first; b <= last; ++b) head_[b] = true;
+    }
+    for (const auto& [first, last] : layout.tails) {
+      for (unsigned b = first; b <= last; ++b) tail_[b] = true;
+    }
+  }
+
+  // Sets the UTF-8 of character `code`: two bytes, or three after 0x8F.
+  void set(uint32_t code, std::string utf8) {
+    (code > 0xffff ? triples_ : doubles_).at(code & 0xffff) = std::move(utf8);
+  }
+
+  std::string to_utf8(std::string_view bytes) const override {
+    std::string out;
+    out.reserve(bytes.size() * 2);
+    const auto byte = [&](size_t i) { return static_cast<uint8_t>(bytes[i]); };
+    for (size_t i = 0; i < bytes.size();) {
+      const uint8_t b = byte(i);
+      const std::string* text = nullptr;
+      if (!triples_.empty() && b == 0x8f && i + 2 < bytes.size()) {
+        text = &triples_[(byte(i + 1) << 8) | byte(i + 2)];
+        i += 3;
+      } else if (head_[b] && i + 1 < bytes.size() && tail_[byte(i + 1)]) {
+        text = &doubles_[(b << 8) | byte(i + 1)];
+        i += 2;
+      } else {
+        text = &singles_[b];
+        i += 1;
+      }
+      out += text->empty() ? "?" : *text;  // what the server cannot read
+    }
+    return out;
+  }
+
+ private:
+  std::array<std::string, 256> singles_;
+  std::vector<std::string> doubles_, triples_;
+  std::array<bool, 256> head_{}, tail_{};
+};
+
+// The layouts of MySQL's charsets of Chinese, Japanese and Korean text
+// (its strings/ctype-*.c), but GB18030's, which has four-byte characters.
+const DoubleByteTable::Layout* double_byte_layout(const std::string& charset) {
+  using Layout = DoubleByteTable::Layout;
+  static const Layout kShiftJis{{{0x81, 0x9f}, {0xe0, 0xfc}}, {{0x40, 0x7e}, {0x80, 0xfc}}};
+  static const Layout kEucJp{{{0x8e, 0x8e}, {0xa1, 0xfe}}, {{0xa1, 0xfe}}, true};
+  static const std::map<std::string, Layout> kLayouts = {
+      {"big5", {{{0xa1, 0xf9}}, {{0x40, 0x7e}, {0xa1, 0xfe}}}},
+      {"cp932", kShiftJis},
+      {"sjis", kShiftJis},
+      {"eucjpms", kEucJp},
+      {"ujis", kEucJp},
+      {"euckr", {{{0x81, 0xfe}}, {{0x41, 0x5a}, {0x61, 0x7a}, {0x81, 0xfe}}}},
+      {"gb2312", {{{0xa1, 0xf7}}, {{0xa1, 0xfe}}}},
+      {"gbk", {{{0x81, 0xfe}}, {{0x40, 0x7e}, {0x80, 0xfe}}}}};
+  const auto found = kLayouts.find(charset);
+  return found == kLayouts.end() ? nullptr : &found->second;
+}
+
+// GB18030 through iconv, whose table the server's matches.
 class Iconv final : public TextDecoder {
  public:
   explicit Iconv(const char* name) : convert_(iconv_open("UTF-8", name)) {}
@@ -91,14 +169,20 @@ class Iconv final : public TextDecoder {
   mutable std::mutex mutex_;
 };
 
-// iconv's names of MySQL's multi-byte charsets of Chinese, Japanese and Korean.
-const char* iconv_name(const std::string& charset) {
-  static const std::map<std::string, const char*> kNames = {
-      {"big5", "BIG5"},    {"cp932", "CP932"},    {"eucjpms", "EUC-JP-MS"},
-      {"euckr", "EUC-KR"}, {"gb2312", "GB2312"},  {"gb18030", "GB18030"},
-      {"gbk", "GBK"},      {"sjis", "SHIFT_JIS"}, {"ujis", "EUC-JP"}};
-  const auto found = kNames.find(charset);
-  return found == kNames.end() ? nullptr : found->second;
+// The numbers 0 to 255, as a query's table `name`(n).
+std::string bytes_table(const std::string& name) {
+  return name + "(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM " + name + " WHERE n < 255)";
+}
+
+// SQL: `n` in the range of one of `ranges`.
+std::string in_ranges(const std::string& n,
+                      const std::vector<std::pair<uint8_t, uint8_t>>& ranges) {
+  std::string out;
+  for (const auto& [first, last] : ranges) {
+    out += (out.empty() ? "(" : " OR ") + n + " BETWEEN " + std::to_string(first) + " AND " +
+           std::to_string(last);
+  }
+  return out + ")";
 }
 
 }  // namespace
@@ -122,6 +206,17 @@ void append_utf8(uint32_t c, std::string& out) {
   }
 }
 
+std::array<std::string, 256> Charsets::byte_table(const std::string& charset) {
+  // Every byte as the server turns it into utf8mb4.
+  std::array<std::string, 256> table;
+  for (const auto& row :
+       connection_.query("WITH RECURSIVE " + bytes_table("b") + " SELECT n, CONVERT(CHAR(n USING " +
+                         charset + ") USING utf8mb4) FROM b")) {
+    table.at(std::stoul(row.at(0).value_or("0"))) = row.at(1).value_or("?");
+  }
+  return table;
+}
+
 std::shared_ptr<const TextDecoder> Charsets::decoder(const std::string& charset,
                                                      const std::string& column) {
   if (charset == "utf8mb4" || charset == "utf8mb3" || charset == "utf8" || charset == "ascii") {
@@ -135,13 +230,31 @@ std::shared_ptr<const TextDecoder> Charsets::decoder(const std::string& charset,
     decoder = std::make_shared<Unicode>(2, true);
   } else if (charset == "utf32") {
     decoder = std::make_shared<Unicode>(4, false);
-  } else if (const char* name = iconv_name(charset)) {
-    auto iconv = std::make_shared<Iconv>(name);
+  } else if (charset == "gb18030") {
+    auto iconv = std::make_shared<Iconv>("GB18030");
     if (!iconv->ok()) {
       throw ConfigError("column '" + column + "' is text in " + charset +
-                        ", which this system's iconv cannot convert (" + name + ")");
+                        ", which this system's iconv cannot convert");
     }
     decoder = iconv;
+  } else if (const DoubleByteTable::Layout* layout = double_byte_layout(charset)) {
+    auto table = std::make_shared<DoubleByteTable>(*layout, byte_table(charset));
+    // Every character of two bytes (or three) as the server turns it into utf8mb4.
+    std::string pairs = "WITH RECURSIVE " + bytes_table("h") + ", " + bytes_table("t") +
+                        " SELECT h.n * 256 + t.n, CONVERT(CHAR(h.n * 256 + t.n USING " + charset +
+                        ") USING utf8mb4) FROM h JOIN t WHERE " + in_ranges("h.n", layout->heads) +
+                        " AND " + in_ranges("t.n", layout->tails);
+    if (layout->three_byte) {
+      pairs +=
+          " UNION ALL SELECT 65536 + h.n * 256 + t.n, CONVERT(CHAR(0x8f0000 + h.n * 256 + "
+          "t.n USING " +
+          charset + ") USING utf8mb4) FROM h JOIN t WHERE h.n >= 161 AND t.n >= 161";
+    }
+    for (const auto& row : connection_.query(pairs)) {
+      table->set(static_cast<uint32_t>(std::stoul(row.at(0).value_or("0"))),
+                 row.at(1).value_or("?"));
+    }
+    decoder = table;
   } else {
     const auto width = connection_.query(
         "SELECT MAXLEN FROM information_schema.CHARACTER_SETS WHERE CHARACTER_SET_NAME = " +
@@ -150,15 +263,7 @@ std::shared_ptr<const TextDecoder> Charsets::decoder(const std::string& charset,
       throw ConfigError("column '" + column + "' is text in " + charset +
                         ", a charset the binlog reader does not read");
     }
-    // Every byte as the server turns it into utf8mb4.
-    std::array<std::string, 256> table;
-    for (const auto& row : connection_.query(
-             "WITH RECURSIVE b(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM b WHERE n < 255) "
-             "SELECT n, CONVERT(CHAR(n USING " +
-             charset + ") USING utf8mb4) FROM b")) {
-      table.at(std::stoul(row.at(0).value_or("0"))) = row.at(1).value_or("?");
-    }
-    decoder = std::make_shared<ByteTable>(std::move(table));
+    decoder = std::make_shared<ByteTable>(byte_table(charset));
   }
   made_[charset] = decoder;
   return decoder;

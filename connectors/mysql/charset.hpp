@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <map>
 #include <memory>
 #include <string>
@@ -21,10 +22,10 @@ class TextDecoder {
   virtual std::string to_utf8(std::string_view bytes) const = 0;
 };
 
-/// The decoders of one server's character sets, each made once. A
-/// single-byte charset's table comes from the server; UTF-16, UTF-32 and
-/// UCS-2 are decoded here; the multi-byte charsets of Chinese, Japanese and
-/// Korean text through iconv.
+/// The decoders of one server's character sets, each made once. The tables
+/// of single-byte charsets and of those of Chinese, Japanese and Korean
+/// text come from the server, but GB18030's (iconv's); UTF-16, UTF-32 and
+/// UCS-2 are decoded here.
 class Charsets {
  public:
   explicit Charsets(MySqlConnection& connection) : connection_(connection) {}
@@ -35,6 +36,9 @@ class Charsets {
   std::shared_ptr<const TextDecoder> decoder(const std::string& charset, const std::string& column);
 
  private:
+  // The UTF-8 of each byte of single-byte text in `charset`.
+  std::array<std::string, 256> byte_table(const std::string& charset);
+
   MySqlConnection& connection_;
   std::map<std::string, std::shared_ptr<const TextDecoder>> made_;
 };
