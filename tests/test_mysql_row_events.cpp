@@ -256,6 +256,33 @@ TEST_CASE("values row events would not write as a statement does go as statement
   }
 }
 
+TEST_CASE("a row too big for a packet as a row event goes bound as a statement; the rest as events",
+          "[mysql]") {
+  const Schema schema = Schema::parse("id BIGINT, b BYTES, PRIMARY KEY (id)");
+  constexpr char kColumns[] = "id BIGINT PRIMARY KEY, b LONGBLOB";
+  const auto max_packet = std::stoull(testing::TestTable("row_packet", kColumns)
+                                          .connection()
+                                          .query("SELECT @@max_allowed_packet")
+                                          .at(0)
+                                          .at(0)
+                                          .value());
+  // Bound, it fits a packet; as base64, a third longer, it does not.
+  const Bytes big{std::string(max_packet * 4 / 5, '\xcd')};
+  const std::vector<Row> changes = {Row(RowKind::kInsert, {int64_t{1}, Bytes{"small"}}),
+                                    Row(RowKind::kInsert, {int64_t{2}, big}),
+                                    Row(RowKind::kInsert, {int64_t{3}, Bytes{"after"}})};
+  TestTable by_events("row_big", kColumns);
+  TestTable by_statements("statement_big", kColumns);
+  const auto [events, statements] = write_both_ways(by_events, by_statements, schema, changes, 1);
+  const auto digest = [](TestTable& table) {
+    return table.connection().query("SELECT id, LENGTH(b), MD5(b) FROM " + table.name() +
+                                    " ORDER BY id");
+  };
+  CHECK(digest(by_events) == digest(by_statements));
+  CHECK(digest(by_events).size() == 3);
+  CHECK(events.counter("row-events") == 2);
+}
+
 TEST_CASE("sink.row-events=on fails at the start, saying why, where the table takes none",
           "[mysql]") {
   const Schema schema = Schema::parse("id BIGINT, v BIGINT, PRIMARY KEY (id)");

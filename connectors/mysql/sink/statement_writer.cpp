@@ -276,7 +276,11 @@ uint64_t StatementWriter::write_row_events(SinkConnection& connection, const Bat
         encode_row_events(batch, chunk, std::span<const Kind>(kinds).subspan(begin, end - begin));
     finish_sent();
     const size_t sql_bytes = sql ? sql->size() : 0;
-    if (sql && row_events_ && applied(chunk.size(), [&] { connection.send(std::move(*sql)); })) {
+    // One row of values of megabytes may not fit a packet as base64, which
+    // the server would refuse, dropping the connection: it goes bound.
+    const bool fits = sql_bytes + 1024 < max_packet_;
+    if (sql && fits && row_events_ &&
+        applied(chunk.size(), [&] { connection.send(std::move(*sql)); })) {
       sent = chunk;
       sent_bytes = sql_bytes;
     } else {

@@ -106,7 +106,10 @@ class StatementWriter {
   /// a BIT column as a number).
   void fit_to(const TableInfo& table, const Schema& input, const std::vector<TableIndex>& unique);
   /// Sizes statements for a server with this max_allowed_packet.
-  void set_max_allowed_packet(uint64_t bytes) { packet_budget_ = bytes / 2; }
+  void set_max_allowed_packet(uint64_t bytes) {
+    max_packet_ = bytes;
+    packet_budget_ = bytes / 2;
+  }
   /// How a row's input position is named when the server refuses the row
   /// (SinkContext::describe_position).
   void set_position_names(std::function<std::string(int64_t position)> describe) {
@@ -198,6 +201,7 @@ class StatementWriter {
   int subtask_;
   std::vector<size_t> key_;
   Counters counters_;
+  uint64_t max_packet_ = 1 << 20;
   uint64_t packet_budget_ = 1 << 19;
   std::function<std::string(int64_t position)> describe_position_;
   std::optional<DeadLetters> dead_letters_;
