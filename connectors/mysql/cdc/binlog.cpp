@@ -291,6 +291,8 @@ BinlogReader::BinlogReader(const MySqlUrl& url, uint32_t server_id, BinlogResume
       read_(start.position) {
   {
     MySqlConnection connection(url_, MySqlSession{.canceller = options_.canceller});
+    names_fold_case_ =
+        connection.query("SELECT @@lower_case_table_names").at(0).at(0).value_or("0") != "0";
     Charsets charsets(connection);
     for (const CapturedTable& table : tables_) {
       std::vector<BinlogDecoding> columns;
@@ -485,13 +487,15 @@ void BinlogReader::handle_query(BinlogStream& stream, st_mariadb_rpl_event& even
   }
 }
 
+bool BinlogReader::same_name(std::string_view a, std::string_view b) const {
+  return names_fold_case_ ? lower(a) == lower(b) : a == b;
+}
+
 void BinlogReader::check_statement(const std::string& statement, const std::string& database,
                                    BinlogStream& stream) const {
   for (const auto& [db, name] : written_tables(statement, database)) {
     for (size_t t = 0; t < tables_.size(); ++t) {
-      // Either case: a refusal too many beats a change missed.
-      if (absent(t) || lower(tables_[t].database) != lower(db) ||
-          lower(tables_[t].table) != lower(name)) {
+      if (absent(t) || !same_name(tables_[t].database, db) || !same_name(tables_[t].table, name)) {
         continue;
       }
       throw ConfigError(
@@ -508,7 +512,7 @@ void BinlogReader::check_statement(const std::string& statement, const std::stri
 
 void BinlogReader::check_ddl(const std::string& statement, const std::string& database,
                              BinlogStream& stream, BinlogChanges& out) {
-  const auto same = [](std::string_view a, std::string_view b) { return lower(a) == lower(b); };
+  const auto same = [&](std::string_view a, std::string_view b) { return same_name(a, b); };
   const auto captured_as = [&](const DdlChange& change) -> std::optional<size_t> {
     for (size_t t = 0; t < tables_.size(); ++t) {
       if (same(change.database, tables_[t].database) && same(change.table, tables_[t].table)) {

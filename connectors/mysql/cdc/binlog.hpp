@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sluice/connectors/mysql/binlog_position.hpp"
@@ -262,6 +263,9 @@ class BinlogReader {
   };
   void handle(BinlogStream& stream, st_mariadb_rpl_event& event, BinlogChanges& out);
   void handle_query(BinlogStream& stream, st_mariadb_rpl_event& event, BinlogChanges& out);
+  // Whether two database or table names name the same: as bytes, or in
+  // either case where the server's lower_case_table_names is 1 or 2.
+  bool same_name(std::string_view a, std::string_view b) const;
   // Fails on a change of a captured table that `statement` (run in
   // `database`) made, logged as a statement.
   void check_statement(const std::string& statement, const std::string& database,
@@ -329,6 +333,7 @@ class BinlogReader {
   // A server silent for longer, heartbeats and all, is taken for lost.
   static constexpr std::chrono::seconds kSilence{60};
   CoarseClock::time_point last_arrival_;
+  bool names_fold_case_ = false;  // see same_name()
   std::chrono::system_clock::time_point last_event_time_{};
   std::chrono::system_clock::time_point last_change_time_{};
 };
