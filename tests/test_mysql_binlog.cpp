@@ -7,6 +7,7 @@
 
 #include "sluice/connectors/mysql/cdc/binlog.hpp"
 #include "sluice/connectors/mysql/cdc/binlog_rows.hpp"
+#include "sluice/connectors/mysql/table_patterns.hpp"
 #include "sluice/engine/common/error.hpp"
 #include "sluice/tests/mysql_support.hpp"
 
@@ -532,6 +533,20 @@ TEST_CASE("a column type the reader does not take is named", "[mysql][cdc]") {
       .name = "greeting", .column_type = "varchar(10)", .charset = "klingon", .collation = "x"};
   CHECK_THROWS_WITH(decoding_of(klingon, charsets),
                     Catch::Contains("column 'greeting' is text in klingon"));
+}
+
+TEST_CASE("a system-versioned table is refused, saying why, by name and by pattern",
+          "[mysql][cdc]") {
+  testing::TestTable table("cdc_versioned", "id BIGINT PRIMARY KEY, qty INT");
+  MySqlConnection& sql = table.connection();
+  sql.execute("ALTER TABLE " + table.name() + " ADD SYSTEM VERSIONING");
+  const std::string refused = "' is system-versioned (WITH SYSTEM VERSIONING)";
+  CHECK_THROWS_WITH(capture_table(sql, table.name()), Catch::Contains(table.name() + refused));
+  const std::vector<TableName> matched =
+      match_tables(sql, {testing::test_mysql_url().database + "." + table.name()});
+  REQUIRE(matched.size() == 1);
+  CHECK_THROWS_WITH(capture_table(sql, matched[0].table, {}, matched[0].database),
+                    Catch::Contains(table.name() + refused));
 }
 
 TEST_CASE("a user without the replication grants is told which one it lacks", "[mysql][cdc]") {

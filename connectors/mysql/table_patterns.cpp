@@ -63,8 +63,9 @@ std::vector<TableName> match_tables(MySqlConnection& connection,
   const TablePatterns compiled(patterns);
   std::vector<TableName> out;
   for (const auto& row : connection.query(
-           "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE = "
-           "'BASE TABLE' AND TABLE_SCHEMA NOT IN ('mysql', 'information_schema', "
+           "SELECT TABLE_SCHEMA, TABLE_NAME FROM information_schema.TABLES WHERE TABLE_TYPE IN "
+           "('BASE TABLE', 'SYSTEM VERSIONED') AND TABLE_SCHEMA NOT IN ('mysql', "
+           "'information_schema', "
            "'performance_schema', 'sys')")) {
     TableName name{row.at(0).value_or(""), row.at(1).value_or("")};
     if (compiled.matches(name.database, name.table)) out.push_back(std::move(name));

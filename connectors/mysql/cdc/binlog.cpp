@@ -132,6 +132,16 @@ CapturedTable capture_table(MySqlConnection& connection, const std::string& tabl
                                    : database,
       .table = table,
       .schema = info.schema()};
+  const auto type = connection.query(
+      "SELECT TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = " +
+      connection.quote(captured.database) + " AND TABLE_NAME = " + connection.quote(table));
+  if (!type.empty() && type[0].at(0) == "SYSTEM VERSIONED") {
+    throw ConfigError("table '" + captured.database + "." + table +
+                      "' is system-versioned (WITH SYSTEM VERSIONING): its binlog gives each "
+                      "update and delete as changes of history rows beside the current one, "
+                      "which mysql-cdc does not tell apart yet. Capture a table without system "
+                      "versioning");
+  }
   captured.definition = show_create_table(connection, captured.database, table);
   Charsets charsets(connection);
   for (const TableColumn& column : info.columns) {
