@@ -296,6 +296,16 @@ TEST_CASE("sink.row-events=on fails at the start, saying why, where the table ta
     CHECK(write_into(table, schema, one, RowEvents::kAuto, 1).result.finished());
     CHECK(table.rows() == TextRows{{"1", "1"}});
   }
+  SECTION("a COMPRESSED column, whose row images hold zlib data") {
+    TestTable table("row_compressed", "id BIGINT PRIMARY KEY, v BIGINT, n TEXT COMPRESSED");
+    const Schema with_text = Schema::parse("id BIGINT, v BIGINT, n STRING, PRIMARY KEY (id)");
+    const std::vector<Row> text = {Row(RowKind::kInsert, {int64_t{1}, int64_t{1}, "note"})};
+    const RowEventRun run = write_into(table, with_text, text, RowEvents::kOn, 1);
+    CHECK_THAT(run.result.error,
+               Catch::Contains("sink.row-events=on") && Catch::Contains("COMPRESSED"));
+    CHECK(write_into(table, with_text, text, RowEvents::kAuto, 1).result.finished());
+    CHECK(table.rows() == TextRows{{"1", "1", "note"}});
+  }
   SECTION("a primary key on a prefix of a column") {
     TestTable table("row_prefix", "k VARCHAR(20), v BIGINT, PRIMARY KEY (k(4))");
     const RowEventRun run =

@@ -1,6 +1,7 @@
 #include "sluice/connectors/mysql/cdc/binlog_rows.hpp"
 
 #include <mysql.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -17,9 +18,45 @@ bool starts_with_any(const std::string& text, std::initializer_list<std::string_
                      [&](std::string_view prefix) { return text.starts_with(prefix); });
 }
 
+// MariaDB's binlog types of COMPRESSED columns, which Connector/C does not name.
+constexpr uint8_t kBlobCompressed = 140, kVarcharCompressed = 141;
+
+// The value of a COMPRESSED column as MariaDB stores it (sql/field.cc,
+// field_comp.cc): nothing for ''; a byte 0 and the value as it is; or a
+// header 0x8N, the value's length big-endian in N & 7 bytes, and the value
+// deflated by zlib (N & 8: without zlib's wrapper).
+std::string uncompressed(std::string_view stored, const std::string& table) {
+  if (stored.empty()) return {};
+  const auto header = static_cast<uint8_t>(stored[0]);
+  if (header == 0) return std::string(stored.substr(1));
+  const size_t length_bytes = header & 7;
+  const auto corrupt = [&] {
+    return DataError("table '" + table +
+                     "': a COMPRESSED column's value in the binlog is not zlib data as MariaDB "
+                     "writes it (header byte " +
+                     std::to_string(header) + ")");
+  };
+  if ((header & 0xf0) != 0x80 || stored.size() < 1 + length_bytes) throw corrupt();
+  uint64_t length = 0;
+  for (size_t i = 0; i < length_bytes; ++i)
+    length = length << 8 | static_cast<uint8_t>(stored[1 + i]);
+  std::string out(length, '\0');
+  z_stream stream{};
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(stored.data() + 1 + length_bytes));
+  stream.avail_in = static_cast<uInt>(stored.size() - 1 - length_bytes);
+  stream.next_out = reinterpret_cast<Bytef*>(out.data());
+  stream.avail_out = static_cast<uInt>(length);
+  if (inflateInit2(&stream, header & 8 ? -MAX_WBITS : MAX_WBITS) != Z_OK) throw corrupt();
+  const int inflated = inflate(&stream, Z_FINISH);
+  inflateEnd(&stream);
+  if (inflated != Z_STREAM_END || stream.total_out != length) throw corrupt();
+  return out;
+}
+
 // The metadata bytes each binlog type carries in a TABLE_MAP event.
 size_t metadata_size(uint8_t type) {
   switch (type) {
+    case kBlobCompressed:
     case MYSQL_TYPE_FLOAT:
     case MYSQL_TYPE_DOUBLE:
     case MYSQL_TYPE_BLOB:
@@ -30,6 +67,7 @@ size_t metadata_size(uint8_t type) {
     case MYSQL_TYPE_TIME2:
       return 1;
     case MYSQL_TYPE_VARCHAR:
+    case kVarcharCompressed:
     case MYSQL_TYPE_VAR_STRING:
     case MYSQL_TYPE_NEWDECIMAL:
     case MYSQL_TYPE_STRING:
@@ -346,6 +384,9 @@ Value RowImageReader::value(const BinlogColumnFormat& f, const BinlogDecoding& d
     case MYSQL_TYPE_BLOB:
     case MYSQL_TYPE_GEOMETRY:
       return string_value(bytes(length_bytes(f)), d);
+    case kVarcharCompressed:
+    case kBlobCompressed:
+      return string_value(uncompressed(bytes(length_bytes(f)), table_), d);
     case MYSQL_TYPE_JSON:
       return mysql_json_text(bytes(f.meta));
     case MYSQL_TYPE_BIT: {
@@ -414,7 +455,9 @@ void RowImageReader::read_into(ColumnVector& column, uint32_t row, const BinlogC
 
 // How many bytes give the length of a string, binary or BLOB value.
 size_t RowImageReader::length_bytes(const BinlogColumnFormat& f) {
-  if (f.type == MYSQL_TYPE_BLOB || f.type == MYSQL_TYPE_GEOMETRY) return f.meta;
+  if (f.type == MYSQL_TYPE_BLOB || f.type == MYSQL_TYPE_GEOMETRY || f.type == kBlobCompressed) {
+    return f.meta;
+  }
   if (f.type != MYSQL_TYPE_STRING) return f.meta < 256 ? 1 : 2;  // VARCHAR: its length
   // CHAR and BINARY: the metadata packs the real type and the length.
   const unsigned high = f.meta >> 8, low = f.meta & 0xff;
