@@ -408,8 +408,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "DDL that drops, truncates or exchanges a captured table's partitions fails the reader, "
-    "which follows other DDL",
+    "DDL that drops, truncates or exchanges a captured table's partitions, or ALTER IGNORE that "
+    "may drop rows, fails the reader, which follows other DDL",
     "[mysql][cdc]") {
   testing::TestTable table("cdc_partitions", "id BIGINT PRIMARY KEY, qty INT");
   testing::TestTable other("cdc_partitions_other", "id BIGINT PRIMARY KEY, qty INT");
@@ -423,7 +423,8 @@ TEST_CASE(
   };
   for (const std::string& ddl :
        {"ALTER TABLE " + t + " TRUNCATE PARTITION p0", "ALTER TABLE " + t + " DROP PARTITION p2",
-        "ALTER TABLE " + t + " EXCHANGE PARTITION p1 WITH TABLE " + other.name()}) {
+        "ALTER TABLE " + t + " EXCHANGE PARTITION p1 WITH TABLE " + other.name(),
+        "ALTER IGNORE TABLE " + t + " ADD UNIQUE KEY u (qty, id)"}) {
     INFO(ddl);
     sql.execute("DROP TABLE " + t);
     sql.execute("CREATE TABLE " + t + " (id BIGINT PRIMARY KEY, qty INT)");

@@ -109,7 +109,9 @@ TEST_CASE("DDL renaming, dropping and truncating tables names every table it tou
   CHECK(described("DROP INDEX `PRIMARY` ON customers") == Strings{"shop.customers:changes"});
 }
 
-TEST_CASE("DDL that drops, truncates or swaps partitions changes rows unlogged", "[ddl]") {
+TEST_CASE(
+    "DDL that drops, truncates or swaps partitions, or drops repeated rows, changes rows unlogged",
+    "[ddl]") {
   for (const char* unlogged :
        {"TRUNCATE PARTITION p0", "DROP PARTITION p1, p2", "DROP PARTITION IF EXISTS p1",
         "EXCHANGE PARTITION p1 WITH TABLE other", "CONVERT PARTITION p1 TO TABLE other",
@@ -119,6 +121,14 @@ TEST_CASE("DDL that drops, truncates or swaps partitions changes rows unlogged",
     CHECK(described(std::string("ALTER TABLE customers ") + unlogged) ==
           Strings{"shop.customers:changes+unlogged"});
   }
+  CHECK(described("ALTER IGNORE TABLE customers ADD UNIQUE KEY u (email)") ==
+        Strings{"shop.customers:alike+unlogged"});
+  CHECK(described("ALTER ONLINE IGNORE TABLE customers ADD PRIMARY KEY (id)") ==
+        Strings{"shop.customers:changes+unlogged"});
+  CHECK(described("ALTER IGNORE TABLE customers ADD INDEX i (email)") ==
+        Strings{"shop.customers:alike"});
+  CHECK(described("ALTER TABLE customers ADD UNIQUE KEY u (email)") ==
+        Strings{"shop.customers:alike"});
   // The rows stay, in other partitions or none.
   for (const char* kept :
        {"ADD PARTITION (PARTITION p9 VALUES LESS THAN (900))", "REMOVE PARTITIONING",

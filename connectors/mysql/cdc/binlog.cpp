@@ -584,7 +584,7 @@ void BinlogReader::check_ddl(const std::string& statement, const std::string& da
       // An unknown database (no default) might be the table's.
       const bool concerns = (change.database.empty() || same(change.database, table.database)) &&
                             (change.table.empty() || same(change.table, table.table));
-      if (!concerns || change.effect == DdlChange::Effect::kRowsAlike) continue;
+      if (!concerns) continue;
       if (change.rows_unlogged) {
         throw ConfigError(
             "DDL on captured table '" + table.database + "." + table.table + "' at " +
@@ -598,6 +598,7 @@ void BinlogReader::check_ddl(const std::string& statement, const std::string& da
             "To go on: make the target hold what the source holds, then start the job afresh "
             "with restore=none: it reads a new snapshot of every captured table");
       }
+      if (change.effect == DdlChange::Effect::kRowsAlike) continue;
       if (options_.follow_schema_changes && change.altered_in_place) {
         out.add_schema_change(t, follow(t, statement, stream));
         schema_changed_ = true;

@@ -300,7 +300,7 @@ class Parser {
 
   std::vector<DdlChange> alter() {
     take("ONLINE");
-    take("IGNORE");
+    const bool ignore = take("IGNORE");
     if (!take("TABLE")) return {};
     take_if_exists();
     auto table = name();
@@ -326,6 +326,11 @@ class Parser {
       // TABLE other TO PARTITION brings in another table's.
       if ((word_at(c, 0, {"DROP", "TRUNCATE", "EXCHANGE"}) && word_at(c, 1, {"PARTITION"})) ||
           (word_at(c, 0, {"CONVERT"}) && word_at(c, 1, {"PARTITION", "TABLE"}))) {
+        rows_unlogged = true;
+      }
+      // ALTER IGNORE TABLE … ADD UNIQUE (or PRIMARY KEY) deletes the rows
+      // whose values repeat.
+      if (ignore && word_at(c, 0, {"ADD"}) && (has_word(c, "UNIQUE") || has_word(c, "PRIMARY"))) {
         rows_unlogged = true;
       }
       if (adds_nullable_column_at_end(c)) {

@@ -28,8 +28,9 @@ struct DdlChange {
   /// a RENAME).
   bool creates = false;
   /// Whether it deletes or brings in rows of the table that the binlog
-  /// does not log as rows: TRUNCATE TABLE, and ALTER TABLE's DROP,
-  /// TRUNCATE, EXCHANGE and CONVERT of partitions.
+  /// does not log as rows: TRUNCATE TABLE, ALTER TABLE's DROP, TRUNCATE,
+  /// EXCHANGE and CONVERT of partitions, and ALTER IGNORE TABLE's ADD
+  /// UNIQUE or PRIMARY KEY, which deletes rows whose values repeat.
   bool rows_unlogged = false;
   /// What the statement does to the table as a whole.
   enum class Action {
