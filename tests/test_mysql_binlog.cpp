@@ -229,6 +229,25 @@ TEST_CASE("the binlog gives a COMPRESSED column's values as the server reads the
   }
 }
 
+TEST_CASE("the binlog gives dates of a zero month or day as the server keeps them",
+          "[mysql][cdc]") {
+  testing::TestTable table("cdc_zero_in_date",
+                           "id INT PRIMARY KEY, d DATE, dt DATETIME(3), d0 DATETIME NULL");
+  MySqlConnection& sql = table.connection();
+  const std::string t = table.name();
+  BinlogReader reader = reader_at({current_binlog_position(sql)}, capture_table(sql, t));
+  sql.execute("SET SESSION sql_mode = ''");  // no NO_ZERO_IN_DATE, nor strict
+  sql.execute("INSERT INTO " + t +
+              " VALUES (1, '2020-00-15', '2020-05-00 10:11:12.345', '0000-00-00 10:00:00'), "
+              "(2, '0000-00-00', '2020-01-01 00:00:00', NULL)");
+  sql.execute("UPDATE " + t + " SET d = '2020-12-00', dt = '0000-00-31 00:00:00.5' WHERE id = 1");
+  CHECK(read_changes(reader, 4) ==
+        std::vector<std::string>{"+I[1, 2020-00-15, 2020-05-00 10:11:12.345, 0000-00-00 10:00:00]",
+                                 "+I[2, 0000-00-00, 2020-01-01 00:00:00, NULL]",
+                                 "-U[1, 2020-00-15, 2020-05-00 10:11:12.345, 0000-00-00 10:00:00]",
+                                 "+U[1, 2020-12-00, 0000-00-31 00:00:00.5, 0000-00-00 10:00:00]"});
+}
+
 TEST_CASE("the binlog gives committed transactions only, skips other tables, and resumes exactly",
           "[mysql][cdc]") {
   testing::TestTable table("cdc_accounts", "id BIGINT PRIMARY KEY, balance BIGINT");

@@ -283,6 +283,24 @@ TEST_CASE("a row too big for a packet as a row event goes bound as a statement; 
   CHECK(events.counter("row-events") == 2);
 }
 
+TEST_CASE("dates of a zero month or day go as statements, which the server keeps as they are",
+          "[mysql]") {
+  const Schema schema = Schema::parse("id BIGINT, d DATE, t TIMESTAMP, PRIMARY KEY (id)");
+  const std::vector<Row> changes = {
+      Row(RowKind::kInsert, {int64_t{1}, Date::parse("2020-00-15"), ts("2020-05-00 10:00:00.5")}),
+      Row(RowKind::kInsert, {int64_t{2}, Date::parse("2020-01-15"), ts("0000-00-00 10:00:00")}),
+      Row(RowKind::kInsert, {int64_t{3}, Date::parse("2020-01-15"), ts("2020-01-15 10:00:00")})};
+  constexpr char kColumns[] = "id BIGINT PRIMARY KEY, d DATE, t DATETIME(6)";
+  TestTable by_events("row_zero_in_date", kColumns);
+  TestTable by_statements("statement_zero_in_date", kColumns);
+  const auto [events, statements] = write_both_ways(by_events, by_statements, schema, changes, 1);
+  CHECK(by_events.rows() == TextRows{{"1", "2020-00-15", "2020-05-00 10:00:00.500000"},
+                                     {"2", "2020-01-15", "0000-00-00 10:00:00.000000"},
+                                     {"3", "2020-01-15", "2020-01-15 10:00:00.000000"}});
+  CHECK(by_statements.rows() == by_events.rows());
+  CHECK(events.counter("row-events") == 1);
+}
+
 TEST_CASE("sink.row-events=on fails at the start, saying why, where the table takes none",
           "[mysql]") {
   const Schema schema = Schema::parse("id BIGINT, v BIGINT, PRIMARY KEY (id)");

@@ -25,9 +25,12 @@ TEST_CASE("every value type round-trips text to value to text", "[value]") {
       {DataType::timestamp(),
        {"1970-01-01 00:00:00", "2024-02-29 23:59:59", "1969-12-31 23:59:59.5",
         "2026-11-29 12:34:56.000001", "1900-03-01 01:02:03.123456", "0000-00-00 00:00:00",
-        "0000-01-01 00:00:00", "9999-12-31 23:59:59.999999"}},
+        "0000-01-01 00:00:00", "9999-12-31 23:59:59.999999", "2020-00-15 10:00:00",
+        "2020-05-00 00:00:00.5", "0000-00-00 10:11:12", "9999-12-00 23:59:59.999999"}},
       {DataType::decimal(65, 30), {"-" + std::string(35, '9') + "." + std::string(30, '9')}},
-      {DataType::date(), {"1970-01-01", "1000-01-01", "9999-12-31", "2024-02-29", "0000-00-00"}},
+      {DataType::date(),
+       {"1970-01-01", "1000-01-01", "9999-12-31", "2024-02-29", "0000-00-00", "2020-00-15",
+        "2020-05-00", "0000-00-31", "9999-12-00"}},
       {DataType::time(),
        {"00:00:00", "-00:00:01", "23:59:59.5", "838:59:59.999999", "-838:59:59.000001",
         "100:00:00"}},
@@ -75,12 +78,29 @@ TEST_CASE("DATE, TIME and BYTES read what MySQL writes, zero dates too", "[value
   CHECK(parse_value("0000-00-00", DataType::date()).as_date() == Date::zero());
   CHECK(Date::zero() < Date::of(0, 1, 1));
   CHECK(parse_value("0000-00-00 00:00:00", DataType::timestamp()).as_timestamp().is_zero());
+  // A zero month or day, which a server without NO_ZERO_IN_DATE keeps: a
+  // value of its own between the zero date and the calendar's days.
+  const Date zero_month = parse_value("2020-00-15", DataType::date()).as_date();
+  CHECK(zero_month.is_zero_in_date());
+  CHECK_FALSE(zero_month.is_zero());
+  CHECK(Date::zero() < zero_month);
+  CHECK(zero_month < Date::of(0, 1, 1));
+  CHECK(zero_month == Date::of(2020, 0, 15));
+  CHECK_THROWS_WITH(Date::of(2020, 13, 0), Catch::Contains("not a DATE"));
+  CHECK_FALSE(Date::of(2020, 1, 15).is_zero_in_date());
+  const Timestamp zero_day =
+      parse_value("2020-05-00 10:00:00", DataType::timestamp()).as_timestamp();
+  CHECK(zero_day.is_zero_in_date());
+  CHECK(Timestamp::zero() < zero_day);
+  CHECK(zero_day < Timestamp::parse("0000-01-01 00:00:00"));
+  CHECK(zero_day == Timestamp::of(Date::of(2020, 5, 0), 36'000'000'000LL));
+  CHECK_FALSE(Timestamp::parse("1900-01-01 00:00:00").is_zero_in_date());
   CHECK(parse_value("-838:59:59", DataType::time()).as_time().micros ==
         -((838LL * 60 + 59) * 60 + 59) * 1'000'000);
   CHECK(parse_value("12:00:00.25", DataType::time()).as_time().micros == 43'200'250'000LL);
   CHECK(parse_value("AP8Q", DataType::bytes()).as_bytes() == std::string("\0\xff\x10", 3));
   CHECK(Value::bytes(std::string("\0\xff\x10", 3)).to_string() == "AP8Q");
-  for (const char* bad : {"2024-02-30", "2024-00-10", "24-01-01", "2024-1-1"}) {
+  for (const char* bad : {"2024-02-30", "2024-13-10", "2024-01-32", "24-01-01", "2024-1-1"}) {
     INFO(bad);
     CHECK_THROWS_WITH(parse_value(bad, DataType::date()), Catch::Contains("expected a DATE"));
   }

@@ -48,31 +48,65 @@ void append_fraction(std::string& out, int64_t fraction) {
   out.append(buf, static_cast<size_t>(n));
 }
 
-// The days of "YYYY-MM-DD" at the start of `text`, or nullopt for the zero
-// date; `fail` for anything else.
+// The date of year, month and day, any kind (see Date), or nullopt.
+std::optional<Date> date_of(int year, unsigned month, unsigned day) {
+  if (year == 0 && month == 0 && day == 0) return Date::zero();
+  if (year < 0 || year > 9999 || month > 12 || day > 31) return std::nullopt;
+  if (month == 0 || day == 0) {
+    return Date{Date::kZeroInDateDays + static_cast<int32_t>((year * 13 + month) * 32 + day)};
+  }
+  const std::chrono::year_month_day date{std::chrono::year{year}, std::chrono::month(month),
+                                         std::chrono::day(day)};
+  if (!date.ok()) return std::nullopt;
+  return Date{static_cast<int32_t>(std::chrono::sys_days(date).time_since_epoch().count())};
+}
+
+// The date of "YYYY-MM-DD" at the start of `text`; `fail` for anything else.
 template <typename Fail>
-std::optional<int32_t> days_at(std::string_view text, Fail fail) {
+Date date_at(std::string_view text, Fail fail) {
   if (text.size() < 10 || text[4] != '-' || text[7] != '-') fail();
   const int year = digits_at(text, 0, 4, fail);
   const int month = digits_at(text, 5, 2, fail);
   const int day = digits_at(text, 8, 2, fail);
-  if (year == 0 && month == 0 && day == 0) return std::nullopt;
-  const std::chrono::year_month_day date{std::chrono::year{year},
-                                         std::chrono::month(static_cast<unsigned>(month)),
-                                         std::chrono::day(static_cast<unsigned>(day))};
-  if (!date.ok()) fail();
-  return static_cast<int32_t>(std::chrono::sys_days(date).time_since_epoch().count());
+  const std::optional<Date> date =
+      date_of(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
+  if (!date) fail();
+  return *date;
 }
 
-void append_date(std::string& out, int64_t days) {
-  const std::chrono::year_month_day date{std::chrono::sys_days(std::chrono::days(days))};
+// Appends a date of the calendar or of a zero month or day (not the zero
+// date) as "YYYY-MM-DD".
+void append_date(std::string& out, Date date) {
+  int year = 0;
+  unsigned month = 0, day = 0;
+  if (date.is_zero_in_date()) {
+    const int32_t place = date.days - Date::kZeroInDateDays;
+    year = place / 32 / 13;
+    month = static_cast<unsigned>(place / 32 % 13);
+    day = static_cast<unsigned>(place % 32);
+  } else {
+    const std::chrono::year_month_day ymd{std::chrono::sys_days(std::chrono::days(date.days))};
+    year = int(ymd.year());
+    month = unsigned(ymd.month());
+    day = unsigned(ymd.day());
+  }
   char buf[16];
-  const int n = std::snprintf(buf, sizeof buf, "%04d-%02u-%02u", int(date.year()),
-                              unsigned(date.month()), unsigned(date.day()));
+  const int n = std::snprintf(buf, sizeof buf, "%04d-%02u-%02u", year, month, day);
   out.append(buf, static_cast<size_t>(n));
 }
 
 }  // namespace
+
+Timestamp Timestamp::of(Date date, int64_t micros_in_day) {
+  if (date.is_zero()) {
+    return micros_in_day == 0 ? zero() : Timestamp{kZeroInDateMicros + micros_in_day};
+  }
+  if (date.is_zero_in_date()) {
+    return {kZeroInDateMicros + int64_t{date.days - Date::kZeroInDateDays} * kMicrosPerDay +
+            micros_in_day};
+  }
+  return {int64_t{date.days} * kMicrosPerDay + micros_in_day};
+}
 
 Timestamp Timestamp::parse(std::string_view text) {
   const auto fail = [&] {
@@ -84,18 +118,13 @@ Timestamp Timestamp::parse(std::string_view text) {
       text[16] != ':') {
     fail();
   }
-  const std::optional<int32_t> days = days_at(text, fail);
+  const Date date = date_at(text, fail);
   const int hour = digits_at(text, 11, 2, fail);
   const int minute = digits_at(text, 14, 2, fail);
   const int second = digits_at(text, 17, 2, fail);
   if (hour > 23 || minute > 59 || second > 59) fail();
   const int64_t fraction = fraction_at(text, 19, fail);
-  if (!days) {
-    if (hour != 0 || minute != 0 || second != 0 || fraction != 0) fail();
-    return zero();
-  }
-  return {*days * kMicrosPerDay + ((hour * 60 + minute) * 60 + second) * kMicrosPerSecond +
-          fraction};
+  return of(date, ((hour * 60 + minute) * 60 + second) * kMicrosPerSecond + fraction);
 }
 
 void Timestamp::append_to(std::string& out) const {
@@ -103,13 +132,25 @@ void Timestamp::append_to(std::string& out) const {
     out += "0000-00-00 00:00:00";
     return;
   }
-  int64_t days = micros / kMicrosPerDay;
-  int64_t in_day = micros % kMicrosPerDay;
-  if (in_day < 0) {
-    in_day += kMicrosPerDay;
-    --days;
+  int64_t in_day = 0;
+  if (is_zero_in_date()) {
+    // The date's place among those of a zero month or day; 0: the zero date.
+    const auto place = static_cast<int32_t>((micros - kZeroInDateMicros) / kMicrosPerDay);
+    in_day = (micros - kZeroInDateMicros) % kMicrosPerDay;
+    if (place == 0) {
+      out += "0000-00-00";
+    } else {
+      append_date(out, Date{Date::kZeroInDateDays + place});
+    }
+  } else {
+    int64_t days = micros / kMicrosPerDay;
+    in_day = micros % kMicrosPerDay;
+    if (in_day < 0) {
+      in_day += kMicrosPerDay;
+      --days;
+    }
+    append_date(out, Date{static_cast<int32_t>(days)});
   }
-  append_date(out, days);
   const int64_t seconds = in_day / kMicrosPerSecond;
   char buf[16];
   const int n = std::snprintf(buf, sizeof buf, " %02d:%02d:%02d", int(seconds / 3600),
@@ -125,14 +166,12 @@ std::string Timestamp::to_string() const {
 }
 
 Date Date::of(int year, unsigned month, unsigned day) {
-  if (year == 0 && month == 0 && day == 0) return zero();
-  const std::chrono::year_month_day date{std::chrono::year{year}, std::chrono::month(month),
-                                         std::chrono::day(day)};
-  if (!date.ok() || year < 0 || year > 9999) {
+  const std::optional<Date> date = date_of(year, month, day);
+  if (!date) {
     throw DataError("not a DATE: year " + std::to_string(year) + ", month " +
                     std::to_string(month) + ", day " + std::to_string(day));
   }
-  return {static_cast<int32_t>(std::chrono::sys_days(date).time_since_epoch().count())};
+  return *date;
 }
 
 Date Date::parse(std::string_view text) {
@@ -140,8 +179,7 @@ Date Date::parse(std::string_view text) {
     throw DataError("expected a DATE as YYYY-MM-DD, got '" + std::string(text) + "'");
   };
   if (text.size() != 10) fail();
-  const std::optional<int32_t> days = days_at(text, fail);
-  return days ? Date{*days} : zero();
+  return date_at(text, fail);
 }
 
 void Date::append_to(std::string& out) const {
@@ -149,7 +187,7 @@ void Date::append_to(std::string& out) const {
     out += "0000-00-00";
     return;
   }
-  append_date(out, days);
+  append_date(out, *this);
 }
 
 std::string Date::to_string() const {

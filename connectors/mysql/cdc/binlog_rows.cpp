@@ -131,22 +131,10 @@ std::string uuid_text(const uint8_t* b) {
   return out;
 }
 
-// A day of the binlog's packed fields: the zero date, or a calendar day.
-std::optional<Date> day_of(unsigned year, unsigned month, unsigned day) {
-  if (year == 0 && month == 0 && day == 0) return std::nullopt;
-  return Date::of(static_cast<int>(year), month, day);
-}
-
 Timestamp timestamp_of(unsigned year, unsigned month, unsigned day, int64_t seconds_in_day,
                        int64_t micros) {
-  const std::optional<Date> date = day_of(year, month, day);
-  if (!date) {
-    if (seconds_in_day != 0 || micros != 0) {
-      throw DataError("a DATETIME of the zero date with a time of day");
-    }
-    return Timestamp::zero();
-  }
-  return {(int64_t{date->days} * 86'400 + seconds_in_day) * kMicrosPerSecond + micros};
+  return Timestamp::of(Date::of(static_cast<int>(year), month, day),
+                       seconds_in_day * kMicrosPerSecond + micros);
 }
 
 }  // namespace
@@ -334,10 +322,8 @@ Value RowImageReader::value(const BinlogColumnFormat& f, const BinlogDecoding& d
       return time(f.meta);
     case MYSQL_TYPE_DATE: {
       const uint64_t v = little_endian(3);
-      const std::optional<Date> date =
-          day_of(static_cast<unsigned>(v >> 9), static_cast<unsigned>((v >> 5) & 15),
-                 static_cast<unsigned>(v & 31));
-      return date ? *date : Date::zero();
+      return Date::of(static_cast<int>(v >> 9), static_cast<unsigned>((v >> 5) & 15),
+                      static_cast<unsigned>(v & 31));
     }
     // The formats before MySQL 5.6, of tables created then: whole seconds.
     case MYSQL_TYPE_TIMESTAMP: {

@@ -651,6 +651,7 @@ bool RowEventEncoder::append_value(const ColumnCode& code, const ColumnVector& c
     }
     case ColumnCode::kDate: {
       const Date d = column.values<Date>()[row];
+      if (d.is_zero_in_date()) return false;  // a statement writes it
       uint64_t v = 0;
       if (!d.is_zero()) {
         const std::chrono::year_month_day ymd = civil(d.days);
@@ -664,6 +665,7 @@ bool RowEventEncoder::append_value(const ColumnCode& code, const ColumnVector& c
     }
     case ColumnCode::kDatetime: {
       const Timestamp t = column.values<Timestamp>()[row];
+      if (t.is_zero_in_date()) return false;  // a statement writes it
       uint64_t packed = 0;
       int64_t micros = 0;
       if (!t.is_zero()) {
@@ -692,6 +694,7 @@ bool RowEventEncoder::append_value(const ColumnCode& code, const ColumnVector& c
     }
     case ColumnCode::kTimestamp: {
       const Timestamp t = column.values<Timestamp>()[row];
+      if (t.is_zero_in_date()) return false;
       int64_t seconds = 0, micros = 0;
       if (!t.is_zero()) {
         seconds = floor_div(t.micros, kMicrosPerSecond);
