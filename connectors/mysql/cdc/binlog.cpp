@@ -522,10 +522,10 @@ void BinlogReader::check_statement(const std::string& statement, const std::stri
 
 void BinlogReader::check_ddl(const std::string& statement, const std::string& database,
                              BinlogStream& stream, BinlogChanges& out) {
-  const auto same = [&](std::string_view a, std::string_view b) { return same_name(a, b); };
   const auto captured_as = [&](const DdlChange& change) -> std::optional<size_t> {
     for (size_t t = 0; t < tables_.size(); ++t) {
-      if (same(change.database, tables_[t].database) && same(change.table, tables_[t].table)) {
+      if (same_name(change.database, tables_[t].database) &&
+          same_name(change.table, tables_[t].table)) {
         return t;
       }
     }
@@ -582,8 +582,9 @@ void BinlogReader::check_ddl(const std::string& statement, const std::string& da
       const CapturedTable& table = tables_[t];
       if (absent(t)) continue;  // dropped: DDL of another table of its name
       // An unknown database (no default) might be the table's.
-      const bool concerns = (change.database.empty() || same(change.database, table.database)) &&
-                            (change.table.empty() || same(change.table, table.table));
+      const bool concerns =
+          (change.database.empty() || same_name(change.database, table.database)) &&
+          (change.table.empty() || same_name(change.table, table.table));
       if (!concerns) continue;
       if (change.rows_unlogged) {
         throw ConfigError(
