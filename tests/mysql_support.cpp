@@ -62,15 +62,16 @@ PreparedGuard::~PreparedGuard() {
   }
 }
 
-ScopedRowMetadata::ScopedRowMetadata(const std::string& metadata)
+ScopedGlobal::ScopedGlobal(const std::string& variable, const std::string& value)
     : admin_(test_mysql_url()),
-      was_(admin_.query("SELECT @@global.binlog_row_metadata").at(0).at(0).value_or("NO_LOG")) {
-  admin_.execute("SET GLOBAL binlog_row_metadata = " + metadata);
+      variable_(variable),
+      was_(admin_.query("SELECT @@global." + variable).at(0).at(0).value()) {
+  admin_.execute("SET GLOBAL " + variable + " = " + value);
 }
 
-ScopedRowMetadata::~ScopedRowMetadata() {
+ScopedGlobal::~ScopedGlobal() {
   try {
-    admin_.execute("SET GLOBAL binlog_row_metadata = " + was_);
+    admin_.execute("SET GLOBAL " + variable_ + " = " + was_);
   } catch (const std::exception&) {
   }
 }

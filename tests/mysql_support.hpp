@@ -59,19 +59,19 @@ class PreparedGuard {
   std::string job_;
 };
 
-/// Sets the server's binlog_row_metadata (NO_LOG, MINIMAL, FULL) while it
-/// lives, then what it was. Users' servers run either: tests of the binlog
-/// read both. Tag such tests [serial].
-class ScopedRowMetadata {
+/// Sets a global server variable (binlog_row_metadata, log_bin_compress)
+/// while it lives, then what it was. Users' servers run with either value:
+/// tests of the binlog read both. Tag such tests [serial].
+class ScopedGlobal {
  public:
-  explicit ScopedRowMetadata(const std::string& metadata);
-  ~ScopedRowMetadata();
-  ScopedRowMetadata(const ScopedRowMetadata&) = delete;
-  ScopedRowMetadata& operator=(const ScopedRowMetadata&) = delete;
+  ScopedGlobal(const std::string& variable, const std::string& value);
+  ~ScopedGlobal();
+  ScopedGlobal(const ScopedGlobal&) = delete;
+  ScopedGlobal& operator=(const ScopedGlobal&) = delete;
 
  private:
   MySqlConnection admin_;
-  std::string was_;
+  std::string variable_, was_;
 };
 
 /// A database made for one test and dropped after it; `url()` points at it.

@@ -32,7 +32,7 @@ TEST_CASE("mysql-cdc copies a column of every type exactly, from the snapshot an
   // Users' servers write the binlog's column metadata or not: read both.
   const std::string metadata = GENERATE("NO_LOG", "FULL");
   INFO("binlog_row_metadata=" << metadata);
-  const testing::ScopedRowMetadata row_metadata(metadata);
+  const testing::ScopedGlobal row_metadata("binlog_row_metadata", metadata);
 
   testing::TestTable source("cdc_every_type", testing::kEveryType);
   MySqlConnection& sql = source.connection();

@@ -642,7 +642,7 @@ TEST_CASE(
       }));
   INFO("schema.change.behavior=" << behavior << ", binlog_row_metadata=" << metadata
                                  << ", sink.delivery=" << delivery);
-  const testing::ScopedRowMetadata row_metadata(metadata);
+  const testing::ScopedGlobal row_metadata("binlog_row_metadata", metadata);
 
   testing::TempDir dir;
   testing::TestDatabase shop;

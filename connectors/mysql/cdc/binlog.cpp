@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <set>
 
+#include "sluice/connectors/mysql/cdc/binlog_events.hpp"
 #include "sluice/connectors/mysql/cdc/binlog_rows.hpp"
 #include "sluice/connectors/mysql/cdc/ddl.hpp"
 #include "sluice/connectors/mysql/cdc/schema_history.hpp"
@@ -23,72 +24,6 @@
 #include "sluice/engine/common/text.hpp"
 
 namespace sluice {
-namespace {
-
-bool is_rows_event(int type) {
-  switch (type) {
-    case WRITE_ROWS_EVENT_V1:
-    case UPDATE_ROWS_EVENT_V1:
-    case DELETE_ROWS_EVENT_V1:
-    case WRITE_ROWS_EVENT:
-    case UPDATE_ROWS_EVENT:
-    case DELETE_ROWS_EVENT:
-    case WRITE_ROWS_COMPRESSED_EVENT_V1:
-    case UPDATE_ROWS_COMPRESSED_EVENT_V1:
-    case DELETE_ROWS_COMPRESSED_EVENT_V1:
-    case WRITE_ROWS_COMPRESSED_EVENT:
-    case UPDATE_ROWS_COMPRESSED_EVENT:
-    case DELETE_ROWS_COMPRESSED_EVENT:
-      return true;
-    default:
-      return false;
-  }
-}
-
-std::string text_of(const MARIADB_STRING& s) { return std::string(s.str, s.length); }
-std::string_view view_of(const MARIADB_STRING& s) { return {s.str, s.length}; }
-
-// Where a ROTATE event says the binlog goes on. Read from the event's bytes:
-// Connector/C 3.3.20 takes the position and the name 8 bytes late in a
-// ROTATE that follows a FORMAT_DESCRIPTION (every real one, at the end of a
-// file). The event: a 19-byte header, the position (8 bytes), the file
-// name, and the checksum (4 bytes) when the binlog has them.
-BinlogPosition rotation_of(const st_mariadb_rpl_event& event, bool checksums) {
-  constexpr size_t kHeader = 19, kPosition = 8;
-  const size_t trailer = checksums ? 4 : 0;
-  const uint8_t* at = event.raw_data + event.raw_data_ofs;
-  const size_t size = event.raw_data_size - event.raw_data_ofs;
-  if (size < kHeader + kPosition + trailer || event.event_length > size) {
-    throw Error("a binlog ROTATE event is corrupt");
-  }
-  uint64_t position = 0;
-  for (size_t i = 0; i < kPosition; ++i) position |= uint64_t{at[kHeader + i]} << (8 * i);
-  const size_t name = event.event_length - kHeader - kPosition - trailer;
-  return {std::string(reinterpret_cast<const char*>(at + kHeader + kPosition), name), position};
-}
-
-// The id of the XA transaction a GTID event begins ("formatID:gtrid
-// length:bqual length:data"), from the event's bytes: Connector/C 3.3
-// skips it when the event also carries a group commit id, as it does when
-// the server commits several transactions at once. The event: a 19-byte
-// header, sequence number (8), domain (4), flags (1), a commit id (8) if
-// FL_GROUP_COMMIT_ID, then formatID (4), the lengths (1 each) and the data.
-std::string xid_of(const st_mariadb_rpl_event& event) {
-  constexpr size_t kHeader = 19;
-  const uint8_t* at = event.raw_data + event.raw_data_ofs;
-  const size_t size = event.raw_data_size - event.raw_data_ofs;
-  size_t xid = kHeader + 13 + ((event.event.gtid.flags & FL_GROUP_COMMIT_ID) ? 8 : 0);
-  if (size < xid + 6) throw Error("a binlog GTID event is corrupt");
-  uint32_t format = 0;
-  for (size_t i = 0; i < 4; ++i) format |= uint32_t{at[xid + i]} << (8 * i);
-  const size_t gtrid = at[xid + 4], bqual = at[xid + 5];
-  xid += 6;
-  if (size < xid + gtrid + bqual) throw Error("a binlog GTID event is corrupt");
-  return std::to_string(format) + ":" + std::to_string(gtrid) + ":" + std::to_string(bqual) + ":" +
-         std::string(reinterpret_cast<const char*>(at + xid), gtrid + bqual);
-}
-
-}  // namespace
 
 BinlogPosition current_binlog_position(MySqlConnection& connection) {
   std::vector<std::vector<std::optional<std::string>>> rows;
@@ -169,9 +104,11 @@ class BinlogStream {
       : connection_(
             std::make_unique<MySqlConnection>(url, MySqlSession{.canceller = options.canceller})),
         position_(from) {
-    // Events with the server's checksums (the client library strips them),
-    // GTID events rather than BEGIN, and a heartbeat while there is nothing
-    // to send, so that a read returns.
+    // Events with the server's checksums, GTID events rather than BEGIN,
+    // and a heartbeat while there is nothing to send, so that a read
+    // returns. Each file's FORMAT_DESCRIPTION says whether its events have
+    // checksums; the ROTATE the server sends first, whether the global
+    // setting says so.
     connection_->execute("SET @master_binlog_checksum = @@global.binlog_checksum");
     checksums_ = connection_->query("SELECT @@global.binlog_checksum").at(0).at(0) != "NONE";
     connection_->execute("SET @mariadb_slave_capability = 4");
@@ -199,31 +136,43 @@ class BinlogStream {
                  &reset, sizeof reset);
   }
   ~BinlogStream() {
-    if (event_ != nullptr) mariadb_free_rpl_event(event_);
     if (rpl_ != nullptr) mariadb_rpl_close(rpl_);
   }
   BinlogStream(const BinlogStream&) = delete;
   BinlogStream& operator=(const BinlogStream&) = delete;
 
   /// The next event, valid until the next call; null when a stream read
-  /// to the end came to it.
-  st_mariadb_rpl_event* next() {
+  /// to the end came to it. Read as it came (a packet: a byte 0, the
+  /// event), not by Connector/C's mariadb_rpl_fetch, which copies each one
+  /// and fails on compressed rows in a binlog without checksums.
+  const BinlogEvent* next() {
     connection_->call_starting();
-    // The event it returned last is reused, or freed when none comes.
-    st_mariadb_rpl_event* event = mariadb_rpl_fetch(rpl_, std::exchange(event_, nullptr));
-    if (event == nullptr) {
-      if (mysql_errno(connection_->raw()) == 0) return nullptr;
+    MYSQL* mysql = connection_->raw();
+    const unsigned long length = mysql_net_read_packet(mysql);
+    if (length == packet_error) {
       fail("reading the binlog after " + position_.to_string());
     }
-    event_ = event;
-    before_ = position_;
-    if (event->event_type == ROTATE_EVENT) {
-      position_ = rotation_of(*event, checksums_);
-    } else if (event->next_event_pos != 0 && event->event_type != HEARTBEAT_LOG_EVENT) {
-      position_.offset = event->next_event_pos;
+    const auto* packet = mysql->net.read_pos;
+    if (length < 9 && packet[0] == 0xfe) return nullptr;  // EOF: the end, read to
+    if (length < 1 || packet[0] != 0) {
+      throw Error("reading the binlog after " + position_.to_string() +
+                  ": the server sent a packet that is not an event");
     }
-    return event;
+    const std::string_view bytes(reinterpret_cast<const char*>(packet + 1), length - 1);
+    event_ = parse_binlog_event(bytes, checksums_);
+    before_ = position_;
+    if (event_.type == FORMAT_DESCRIPTION_EVENT) {
+      checksums_ = describes_checksums(bytes);
+    } else if (event_.type == ROTATE_EVENT) {
+      position_ = rotation_of(event_);
+    } else if (event_.next_position != 0 && event_.type != HEARTBEAT_LOG_EVENT) {
+      position_.offset = event_.next_position;
+    }
+    return &event_;
   }
+
+  /// Where a compressed event's fields are inflated to, until the next.
+  std::string& inflated() { return inflated_; }
 
   /// Whether an event has come in, in part at least, so that next() would
   /// not wait for the server: bytes in the client library's read-ahead
@@ -281,8 +230,9 @@ class BinlogStream {
   }
 
   std::unique_ptr<MySqlConnection> connection_;
-  st_mariadb_rpl* rpl_ = nullptr;
-  st_mariadb_rpl_event* event_ = nullptr;
+  st_mariadb_rpl* rpl_ = nullptr;  // what opened the stream
+  BinlogEvent event_;              // next()'s last
+  std::string inflated_;
   bool checksums_ = true;  // whether events end in a CRC32
   BinlogPosition position_;
   BinlogPosition before_;
@@ -350,7 +300,7 @@ void BinlogReader::read(BinlogChanges& out) {
     CoarseClock::time_point handled;  // one clock read an event
     if (side_) {
       // What it reads is in the binlog already: it comes at once.
-      st_mariadb_rpl_event* event = side_->next();
+      const BinlogEvent* event = side_->next();
       if (event == nullptr) {
         throw Error("the binlog ends inside the XA PREPARE of " + group_->xid + ", committed at " +
                     group_->start.to_string());
@@ -377,28 +327,27 @@ void BinlogReader::read(BinlogChanges& out) {
   }
 }
 
-void BinlogReader::handle(BinlogStream& stream, st_mariadb_rpl_event& event, BinlogChanges& out) {
+void BinlogReader::handle(BinlogStream& stream, const BinlogEvent& event, BinlogChanges& out) {
   const bool side = &stream == side_.get();
-  if (!side && event.timestamp != 0 && event.event_type != HEARTBEAT_LOG_EVENT) {
+  if (!side && event.timestamp != 0 && event.type != HEARTBEAT_LOG_EVENT) {
     last_event_time_ = std::chrono::system_clock::time_point(std::chrono::seconds(event.timestamp));
   }
-  switch (event.event_type) {
+  switch (event.type) {
     case HEARTBEAT_LOG_EVENT:
       return;
     case TABLE_MAP_EVENT: {
-      const auto& map = event.event.table_map;
+      const BinlogTableMap map = table_map_of(event);
       // Every transaction maps its tables again, mostly as the last did.
       if (const auto known = stream.mapped.find(map.table_id); known != stream.mapped.end()) {
         const auto& mapped = known->second;
         const CapturedTable& captured = tables_[mapped.table];
-        if (captured.database == view_of(map.database) && captured.table == view_of(map.table) &&
-            mapped.types == view_of(map.column_types) && mapped.metadata == view_of(map.metadata) &&
-            !absent(mapped.table)) {
+        if (captured.database == map.database && captured.table == map.table &&
+            mapped.types == map.types && mapped.metadata == map.metadata && !absent(mapped.table)) {
           if (group_ && group_->prepare) group_->captured = true;
           return;
         }
       }
-      const std::string database = text_of(map.database), table = text_of(map.table);
+      const std::string database(map.database), table(map.table);
       stream.mapped.erase(map.table_id);
       for (size_t t = 0; t < tables_.size(); ++t) {
         if (tables_[t].database == database && tables_[t].table == table) {
@@ -408,9 +357,8 @@ void BinlogReader::handle(BinlogStream& stream, st_mariadb_rpl_event& event, Bin
                         database + "." + table +
                         "', which the binlog dropped before (or has not created yet)");
           }
-          stream.mapped[map.table_id] = {
-              t, column_formats(view_of(map.column_types), view_of(map.metadata)),
-              text_of(map.column_types), text_of(map.metadata)};
+          stream.mapped[map.table_id] = {t, column_formats(map.types, map.metadata),
+                                         std::string(map.types), std::string(map.metadata)};
           if (group_ && group_->prepare) group_->captured = true;
           return;
         }
@@ -418,7 +366,7 @@ void BinlogReader::handle(BinlogStream& stream, st_mariadb_rpl_event& event, Bin
       return;
     }
     default:
-      if (is_rows_event(event.event_type)) {
+      if (is_rows_event(event.type)) {
         read_rows(stream, event, out);
         return;
       }
@@ -427,19 +375,19 @@ void BinlogReader::handle(BinlogStream& stream, st_mariadb_rpl_event& event, Bin
   if (side) {
     // The prepare of the committed XA transaction: its rows (above), ended
     // by XA PREPARE, and then the commit's group ends too.
-    if (event.event_type == GTID_EVENT && xid_of(event) != group_->xid) {
+    if (event.type == GTID_EVENT && gtid_of(event).xid != group_->xid) {
       throw Error("the binlog holds no XA PREPARE of " + group_->xid + " at " +
                   stream.event_start().to_string());
     }
-    if (event.event_type == XA_PREPARE_LOG_EVENT) {
+    if (event.type == XA_PREPARE_LOG_EVENT) {
       side_.reset();
       end_group(side_end_);
     }
     return;
   }
-  switch (event.event_type) {
+  switch (event.type) {
     case GTID_EVENT: {
-      const auto& gtid = event.event.gtid;
+      BinlogGtid gtid = gtid_of(event);
       group_ = Group{.start = stream.event_start(),
                      .skip = std::exchange(skip_, 0),
                      .prepare = (gtid.flags & FL_PREPARED_XA) != 0,
@@ -447,10 +395,11 @@ void BinlogReader::handle(BinlogStream& stream, st_mariadb_rpl_event& event, Bin
                      // One statement, no COMMIT: DDL.
                      .ddl = (gtid.flags & (FL_DDL | FL_STANDALONE)) != 0,
                      .standalone = (gtid.flags & FL_STANDALONE) != 0};
-      if (group_->prepare || group_->completion) group_->xid = xid_of(event);
+      group_->xid = std::move(gtid.xid);
       return;
     }
     case QUERY_EVENT:
+    case QUERY_COMPRESSED_EVENT:
       handle_query(stream, event, out);
       return;
     case XID_EVENT:
@@ -469,9 +418,10 @@ void BinlogReader::handle(BinlogStream& stream, st_mariadb_rpl_event& event, Bin
   }
 }
 
-void BinlogReader::handle_query(BinlogStream& stream, st_mariadb_rpl_event& event,
+void BinlogReader::handle_query(BinlogStream& stream, const BinlogEvent& event,
                                 BinlogChanges& out) {
-  const std::string statement = text_of(event.event.query.statement);
+  const BinlogQuery query = query_of(event, stream.inflated());
+  const std::string statement(query.statement), database(query.database);
   if (statement == "BEGIN") return;
   if (group_ && group_->completion) {
     complete_xa(statement, stream.event_end());
@@ -479,7 +429,7 @@ void BinlogReader::handle_query(BinlogStream& stream, st_mariadb_rpl_event& even
   }
   if (group_ && group_->ddl) {
     const size_t first = out.size();
-    check_ddl(statement, text_of(event.event.query.database), stream, out);
+    check_ddl(statement, database, stream, out);
     // The statement's changes, numbered when there are several.
     if (out.size() - first > 1) {
       for (size_t i = first; i < out.size(); ++i) {
@@ -490,7 +440,7 @@ void BinlogReader::handle_query(BinlogStream& stream, st_mariadb_rpl_event& even
       }
     }
   }
-  check_statement(statement, text_of(event.event.query.database), stream);
+  check_statement(statement, database, stream);
   // CREATE TABLE … SELECT: DDL, its rows, and COMMIT (an XID event).
   if (statement == "COMMIT" || (group_ && group_->ddl && group_->standalone)) {
     end_group(stream.event_end());
@@ -827,24 +777,24 @@ std::optional<PreparedXa> BinlogReader::look_back_for(const std::string& xid) {
     std::map<std::string, PreparedXa> prepared;  // in this file, not ended in it
     std::set<std::string> ended;                 // prepares this file ended
     std::optional<PreparedXa> reading;
-    while (st_mariadb_rpl_event* event = stream.next()) {
+    while (const BinlogEvent* event = stream.next()) {
       if (stream.event_start().file != file || stream.event_start() >= start_) break;
-      if (event->event_type == GTID_EVENT) {
+      if (event->type == GTID_EVENT) {
         reading.reset();
-        const auto& gtid = event->event.gtid;
-        if (gtid.flags & FL_PREPARED_XA) reading = PreparedXa{xid_of(*event), stream.event_start()};
+        const BinlogGtid gtid = gtid_of(*event);
+        if (gtid.flags & FL_PREPARED_XA) reading = PreparedXa{gtid.xid, stream.event_start()};
         if (gtid.flags & FL_COMPLETED_XA) {
-          prepared.erase(xid_of(*event));
-          ended.insert(xid_of(*event));
+          prepared.erase(gtid.xid);
+          ended.insert(gtid.xid);
         }
-      } else if (event->event_type == TABLE_MAP_EVENT && reading) {
-        const auto& map = event->event.table_map;
+      } else if (event->type == TABLE_MAP_EVENT && reading) {
+        const BinlogTableMap map = table_map_of(*event);
         for (const CapturedTable& table : tables_) {
-          if (table.database == text_of(map.database) && table.table == text_of(map.table)) {
+          if (table.database == map.database && table.table == map.table) {
             reading->captured = true;
           }
         }
-      } else if (event->event_type == XA_PREPARE_LOG_EVENT && reading) {
+      } else if (event->type == XA_PREPARE_LOG_EVENT && reading) {
         PreparedXa xa = *std::exchange(reading, std::nullopt);
         ended.erase(xa.xid);
         prepared[xa.xid] = std::move(xa);
@@ -864,39 +814,35 @@ std::optional<PreparedXa> BinlogReader::look_back_for(const std::string& xid) {
   return found->second;
 }
 
-void BinlogReader::read_rows(BinlogStream& stream, st_mariadb_rpl_event& event,
-                             BinlogChanges& out) {
-  const auto mapped = stream.mapped.find(event.event.rows.table_id);
+void BinlogReader::read_rows(BinlogStream& stream, const BinlogEvent& event, BinlogChanges& out) {
+  const auto mapped = stream.mapped.find(rows_table_id(event));
   if (mapped == stream.mapped.end() || !group_) return;  // another table's rows: not decoded
   if (group_->prepare) return;                           // read when it commits
+  const BinlogRows rows = rows_of(event, stream.inflated());
   const size_t t = mapped->second.table;
   const CapturedTable& table = tables_[t];
   const std::vector<BinlogColumnFormat>& formats = mapped->second.columns;
   const std::vector<BinlogDecoding>& decodings = decodings_[t];
-  const auto& rows = event.event.rows;
   // Columns added at the end since the job started are read past.
-  if (formats.size() < decodings.size() || rows.column_count != formats.size()) {
+  if (formats.size() < decodings.size() || rows.columns != formats.size()) {
     throw ConfigError("table '" + table.table + "' has " + std::to_string(formats.size()) +
                       " columns in the binlog, " + std::to_string(decodings.size()) +
                       " when the job started: its schema changed");
   }
-  if (rows.compressed)
-    throw ConfigError("compressed binlog events (log_bin_compress) are not read yet");
   // Each row image: a NULL bit per column it holds, then the values of the
   // others. With binlog_row_image=FULL every image holds every column.
   const size_t columns = formats.size();
   const auto every_column = [&](const unsigned char* bitmap) {
     for (size_t c = 0; c < columns; ++c) {
-      if (bitmap == nullptr || (bitmap[c / 8] & (1 << (c % 8))) == 0) return false;
+      if ((bitmap[c / 8] & (1 << (c % 8))) == 0) return false;
     }
     return true;
   };
-  const bool update = rows.type == UPDATE_ROWS;
-  if (!every_column(rows.column_bitmap) || (update && !every_column(rows.column_update_bitmap))) {
+  if (!every_column(rows.present) || !every_column(rows.present_after)) {
     throw ConfigError("the binlog holds partial row images of table '" + table.table +
                       "': set binlog_row_image=FULL on the server");
   }
-  RowImageReader reader(static_cast<const uint8_t*>(rows.row_data), rows.row_data_size,
+  RowImageReader reader(reinterpret_cast<const uint8_t*>(rows.images.data()), rows.images.size(),
                         table.table);
   const std::optional<int64_t> position = stream.packed_start();
   Batch& batch = out.rows_of(t, schemas_[t]);
@@ -915,9 +861,9 @@ void BinlogReader::read_rows(BinlogStream& stream, st_mariadb_rpl_event& event,
   bool before = true;  // an update's images come in pairs: before, after
   while (!reader.at_end()) {
     RowKind kind = RowKind::kInsert;
-    if (rows.type == DELETE_ROWS) {
+    if (rows.kind == BinlogRows::kDelete) {
       kind = RowKind::kDelete;
-    } else if (rows.type != WRITE_ROWS) {
+    } else if (rows.kind == BinlogRows::kUpdate) {
       kind = before ? RowKind::kUpdateBefore : RowKind::kUpdateAfter;
       before = !before;
     }

@@ -20,14 +20,13 @@
 #include "sluice/engine/data/row.hpp"
 #include "sluice/engine/data/schema.hpp"
 
-struct st_mariadb_rpl_event;
-
 /// Reading a MySQL/MariaDB server's binlog as a replica does: the row
 /// changes of chosen tables, in commit order, as they are read. The binlog
 /// stage of the change-data-capture source.
 namespace sluice {
 
 struct BinlogDecoding;  // what one column's values become
+struct BinlogEvent;     // one event, as the server sent it
 class BinlogStream;     // one connection reading events
 class SchemaHistory;
 
@@ -261,8 +260,8 @@ class BinlogReader {
     bool standalone = false;  // one statement, no COMMIT (DDL but CREATE … SELECT)
     std::string xid;
   };
-  void handle(BinlogStream& stream, st_mariadb_rpl_event& event, BinlogChanges& out);
-  void handle_query(BinlogStream& stream, st_mariadb_rpl_event& event, BinlogChanges& out);
+  void handle(BinlogStream& stream, const BinlogEvent& event, BinlogChanges& out);
+  void handle_query(BinlogStream& stream, const BinlogEvent& event, BinlogChanges& out);
   // Whether two database or table names name the same: as bytes, or in
   // either case where the server's lower_case_table_names is 1 or 2.
   bool same_name(std::string_view a, std::string_view b) const;
@@ -295,7 +294,7 @@ class BinlogReader {
   void set_table(size_t t, CapturedTable table);
   bool absent(size_t t) const { return tables_[t].definition.empty(); }
   void complete_xa(const std::string& statement, const BinlogPosition& end);
-  void read_rows(BinlogStream& stream, st_mariadb_rpl_event& event, BinlogChanges& out);
+  void read_rows(BinlogStream& stream, const BinlogEvent& event, BinlogChanges& out);
   void end_group(const BinlogPosition& end);
   // The prepare of XA transaction `xid` before start_, if the binlog has it.
   std::optional<PreparedXa> look_back_for(const std::string& xid);

@@ -22,35 +22,19 @@ bool starts_with_any(const std::string& text, std::initializer_list<std::string_
 constexpr uint8_t kBlobCompressed = 140, kVarcharCompressed = 141;
 
 // The value of a COMPRESSED column as MariaDB stores it (sql/field.cc,
-// field_comp.cc): nothing for ''; a byte 0 and the value as it is; or a
-// header 0x8N, the value's length big-endian in N & 7 bytes, and the value
-// deflated by zlib (N & 8: without zlib's wrapper).
+// field_comp.cc): nothing for ''; a byte 0 and the value as it is; or
+// compressed, as inflated() reads.
 std::string uncompressed(std::string_view stored, const std::string& table) {
   if (stored.empty()) return {};
-  const auto header = static_cast<uint8_t>(stored[0]);
-  if (header == 0) return std::string(stored.substr(1));
-  const size_t length_bytes = header & 7;
-  const auto corrupt = [&] {
-    return DataError("table '" + table +
-                     "': a COMPRESSED column's value in the binlog is not zlib data as MariaDB "
-                     "writes it (header byte " +
-                     std::to_string(header) + ")");
-  };
-  if ((header & 0xf0) != 0x80 || stored.size() < 1 + length_bytes) throw corrupt();
-  uint64_t length = 0;
-  for (size_t i = 0; i < length_bytes; ++i)
-    length = length << 8 | static_cast<uint8_t>(stored[1 + i]);
-  std::string out(length, '\0');
-  z_stream stream{};
-  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(stored.data() + 1 + length_bytes));
-  stream.avail_in = static_cast<uInt>(stored.size() - 1 - length_bytes);
-  stream.next_out = reinterpret_cast<Bytef*>(out.data());
-  stream.avail_out = static_cast<uInt>(length);
-  if (inflateInit2(&stream, header & 8 ? -MAX_WBITS : MAX_WBITS) != Z_OK) throw corrupt();
-  const int inflated = inflate(&stream, Z_FINISH);
-  inflateEnd(&stream);
-  if (inflated != Z_STREAM_END || stream.total_out != length) throw corrupt();
-  return out;
+  if (stored[0] == 0) return std::string(stored.substr(1));
+  std::optional<std::string> value = inflated(stored);
+  if (!value) {
+    throw DataError("table '" + table +
+                    "': a COMPRESSED column's value in the binlog is not zlib data as MariaDB "
+                    "writes it (header byte " +
+                    std::to_string(static_cast<uint8_t>(stored[0])) + ")");
+  }
+  return std::move(*value);
 }
 
 // The metadata bytes each binlog type carries in a TABLE_MAP event.
@@ -138,6 +122,28 @@ Timestamp timestamp_of(unsigned year, unsigned month, unsigned day, int64_t seco
 }
 
 }  // namespace
+
+std::optional<std::string> inflated(std::string_view compressed) {
+  if (compressed.empty()) return std::nullopt;
+  const auto header = static_cast<uint8_t>(compressed[0]);
+  const size_t length_bytes = header & 7;
+  if ((header & 0xf0) != 0x80 || compressed.size() < 1 + length_bytes) return std::nullopt;
+  uint64_t length = 0;
+  for (size_t i = 0; i < length_bytes; ++i)
+    length = length << 8 | static_cast<uint8_t>(compressed[1 + i]);
+  std::string out(length, '\0');
+  z_stream stream{};
+  stream.next_in =
+      reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data() + 1 + length_bytes));
+  stream.avail_in = static_cast<uInt>(compressed.size() - 1 - length_bytes);
+  stream.next_out = reinterpret_cast<Bytef*>(out.data());
+  stream.avail_out = static_cast<uInt>(length);
+  if (inflateInit2(&stream, header & 8 ? -MAX_WBITS : MAX_WBITS) != Z_OK) return std::nullopt;
+  const int result = inflate(&stream, Z_FINISH);
+  inflateEnd(&stream);
+  if (result != Z_STREAM_END || stream.total_out != length) return std::nullopt;
+  return out;
+}
 
 std::vector<BinlogColumnFormat> column_formats(std::string_view types, std::string_view metadata) {
   std::vector<BinlogColumnFormat> out;

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,6 +59,12 @@ BinlogDecoding decoding_of(const TableColumn& column, Charsets& charsets);
 /// MySQL's binary DECIMAL(precision, scale) at `bytes`, and its size.
 size_t binary_decimal_size(int precision, int scale);
 Decimal decode_binary_decimal(const uint8_t* bytes, int precision, int scale);
+
+/// Bytes MariaDB compressed (sql/log_event.cc binlog_buf_compress, and
+/// field_comp.cc): a header 0x8N, the length uncompressed big-endian in
+/// N & 7 bytes, then zlib's data (N & 8: without zlib's wrapper).
+/// Nothing when they are not.
+std::optional<std::string> inflated(std::string_view compressed);
 
 /// Reads the values of row images, bounds-checked: a corrupt image throws
 /// Error naming `table`.
