@@ -452,6 +452,9 @@ TEST_CASE(
   MySqlConnection& sql = table.connection();
   const std::string t = table.name();
   BinlogReader reader = reader_at({current_binlog_position(sql)}, capture_table(sql, t));
+  // One that follows schema changes sees the same rows.
+  BinlogReader following(testing::test_mysql_url(), server_id(), {current_binlog_position(sql)},
+                         {capture_table(sql, t)}, {.follow_schema_changes = true});
   // A nullable column at the end: taken, and read past.
   sql.execute("ALTER TABLE " + t + " ADD COLUMN note VARCHAR(10)");
   sql.execute("INSERT INTO " + t + " VALUES (1, 5, 'new')");
@@ -461,6 +464,38 @@ TEST_CASE(
   sql.execute("CREATE UNIQUE INDEX by_note ON " + t + " (note)");
   sql.execute("INSERT INTO " + t + " VALUES (2, 6, 'two')");
   CHECK(read_changes(reader, 1) == std::vector<std::string>{"+I[2, 6]"});
+  // So do maintenance, statistics, a rebuild, defaults, triggers and grants.
+  int id = 2;
+  for (const std::string& statement :
+       {"OPTIMIZE TABLE " + t, "ANALYZE TABLE " + t, "ANALYZE TABLE " + t + " PERSISTENT FOR ALL",
+        "REPAIR TABLE " + t, "FLUSH TABLES " + t, "ALTER TABLE " + t + " ENGINE = InnoDB",
+        "ALTER TABLE " + t + " FORCE", "ALTER TABLE " + t + " AUTO_INCREMENT = 100",
+        "ALTER TABLE " + t + " ALTER COLUMN qty SET DEFAULT 7",
+        "ALTER TABLE " + t + " ALTER COLUMN qty DROP DEFAULT",
+        "ALTER TABLE " + t + " RENAME INDEX by_qty TO qty_index",
+        "ALTER TABLE " + t + " ADD CONSTRAINT positive CHECK (qty > -100)",
+        "ALTER TABLE " + t + " DROP CONSTRAINT positive",
+        "ALTER TABLE " + t + " DROP INDEX by_note",
+        "ALTER TABLE " + t + " DEFAULT CHARACTER SET latin1",
+        "CREATE TRIGGER " + t + "_trigger BEFORE INSERT ON " + t + " FOR EACH ROW SET @seen = 1",
+        "DROP TRIGGER " + t + "_trigger",
+        "CREATE OR REPLACE VIEW " + t + "_view AS SELECT * FROM " + t,
+        "DROP VIEW " + t + "_view"}) {
+    INFO(statement);
+    sql.execute(statement);
+    ++id;
+    sql.execute("INSERT INTO " + t + " VALUES (" + std::to_string(id) + ", 1, NULL)");
+    CHECK(read_changes(reader, 1) == std::vector<std::string>{"+I[" + std::to_string(id) + ", 1]"});
+  }
+  // There, the column added is the one schema change.
+  const BinlogChanges followed = read_until(following, id + 1);
+  std::vector<std::string> rows;
+  for (const BinlogChange& change : followed) {
+    if (!change.schema_change) rows.push_back(followed.row(change).to_string());
+  }
+  CHECK(followed.size() == rows.size() + 1);
+  CHECK(rows.size() == static_cast<size_t>(id));
+  CHECK(rows.back() == "+I[" + std::to_string(id) + ", 1, NULL]");
   // Anything else fails, with the statement and how to go on.
   for (const std::string& ddl :
        {"ALTER TABLE " + t + " DROP COLUMN note",
