@@ -312,7 +312,7 @@ TEST_CASE("updates or deletes into a sink without a key are refused before runni
                                                    "input contains update/delete"));
 }
 
-TEST_CASE("the URL hides its password and takes it from the environment", "[mysql]") {
+TEST_CASE("the URL hides its password, takes it from the environment, and decodes %XX", "[mysql]") {
   const MySqlUrl url = MySqlUrl::parse("mysql://app:s3cr%40t@db.example:3307/shop");
   CHECK(url.user == "app");
   CHECK(url.password == "s3cr@t");
@@ -321,6 +321,7 @@ TEST_CASE("the URL hides its password and takes it from the environment", "[mysq
   const MySqlUrl socket = MySqlUrl::parse("mysql://app@/shop?socket=/run/mysqld.sock");
   CHECK(socket.socket == "/run/mysqld.sock");
   CHECK(socket.host.empty());
+  CHECK(MySqlUrl::parse("mysql://app@h/my%20sh%C3%B6p%2F2%3F").database == "my shöp/2?");
   {
     testing::ScopedEnv password("SLUICE_MYSQL_PASSWORD", "from-env");
     CHECK(MySqlUrl::parse("mysql://app@h/db").password == "from-env");

@@ -19,7 +19,8 @@ constexpr char kShape[] =
 constexpr const char* kSslModes[] = {"disabled", "preferred", "required", "verify-ca",
                                      "verify-identity"};
 
-// Decodes %XX escapes, so that a password may hold '@', ':' or '/'.
+// Decodes %XX escapes, so that a password may hold '@', ':' or '/', and a
+// database a space, '/' or '?'.
 std::string percent_decoded(std::string_view text) {
   std::string out;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -64,7 +65,7 @@ MySqlUrl MySqlUrl::parse(std::string_view url) {
   const std::string_view host_port = rest.substr(0, slash);
   std::string_view path = rest.substr(slash + 1);
   const size_t query = path.find('?');
-  out.database = std::string(path.substr(0, query));
+  out.database = percent_decoded(path.substr(0, query));
   if (out.database.empty()) throw ConfigError(std::string("sink.url: no database; ") + kShape);
   std::string_view parameters = query == std::string_view::npos ? "" : path.substr(query + 1);
   while (!parameters.empty()) {

@@ -375,10 +375,12 @@ OptionBinder<MySqlSinkOptions> binder() {
   using Mode = MySqlSinkOptions::Mode;
   using Delivery = MySqlSinkOptions::Delivery;
   OptionBinder<MySqlSinkOptions> b;
-  bind_mysql_url(b, "sink.",
-                 "mysql://USER[:PASSWORD]@HOST[:PORT]/DB (localhost too is TCP) or "
-                 "mysql://USER@/DB?socket=PATH; the password may come from SLUICE_MYSQL_PASSWORD",
-                 &MySqlSinkOptions::url);
+  bind_mysql_url(
+      b, "sink.",
+      "mysql://USER[:PASSWORD]@HOST[:PORT]/DB (localhost too is TCP) or "
+      "mysql://USER@/DB?socket=PATH, %XX decoded in each part; the password may come from "
+      "SLUICE_MYSQL_PASSWORD",
+      &MySqlSinkOptions::url);
   b.text({.key = "sink.table", .doc = "the target table"}, &MySqlSinkOptions::table)
       .list({.key = "sink.primary-key",
              .doc = "comma-separated key columns",
