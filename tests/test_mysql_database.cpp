@@ -804,7 +804,7 @@ TEST_CASE(
 
 TEST_CASE(
     "mysql-to-mysql with source.tables captures the tables created after it began, and follows "
-    "DROP and TRUNCATE TABLE, across kills",
+    "DROP and TRUNCATE TABLE and CREATE OR REPLACE, across kills",
     "[mysql][cdc]") {
   const auto [behavior, delivery] = GENERATE(from_range(kTablesRuns));
   INFO("schema.change.behavior=" << behavior << ", sink.delivery=" << delivery);
@@ -851,8 +851,18 @@ TEST_CASE(
     sql.execute("DROP TABLE n5");
     sql.execute("CREATE TABLE n5 (id INT PRIMARY KEY, b VARCHAR(3) NOT NULL)");
     sql.execute("INSERT INTO n5 VALUES (2, 'b')");
+    // Replaced, in one statement, by one of other columns and rows.
+    sql.execute("CREATE TABLE n6 (id INT PRIMARY KEY, a INT)");
+    sql.execute("INSERT INTO n6 VALUES (1, 1), (2, 2)");
+    sql.execute(
+        "CREATE OR REPLACE TABLE n6 (id INT PRIMARY KEY, c VARCHAR(5)) SELECT id + 1 AS id, "
+        "'new' AS c FROM n1");
+    sql.execute("INSERT INTO n6 VALUES (9, 'nine')");
     std::vector<std::string> made = {"t", "n1", "n2", "n3"};
-    if (behavior == "evolve") made.push_back("n5");  // lenient keeps the first one's row
+    if (behavior == "evolve") {  // lenient keeps the first ones' rows
+      made.push_back("n5");
+      made.push_back("n6");
+    }
     const bool synced = testing::wait_until(in_sync(made));
     INFO(run.output());
     REQUIRE(synced);

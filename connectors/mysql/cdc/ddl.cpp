@@ -233,13 +233,18 @@ class Parser {
   }
 
   std::vector<DdlChange> create() {
-    if (take("OR")) take("REPLACE");
+    const bool replaces = take("OR") && take("REPLACE");
     if (take("TEMPORARY")) return {};  // shadows a table in one session only
     if (take("TABLE")) {
       take_if_exists();
-      // The new table, not the one of its LIKE or AS SELECT.
-      if (auto table = name()) return {acting(created(std::move(*table)), Action::kCreate)};
-      return {};
+      // The new table, not the one of its LIKE or AS SELECT; OR REPLACE
+      // drops the table of its name first, if there is one.
+      auto table = name();
+      if (!table) return {};
+      std::vector<DdlChange> out;
+      if (replaces) out.push_back(acting(change(*table, Effect::kRowsChange), Action::kDrop));
+      out.push_back(acting(created(std::move(*table)), Action::kCreate));
+      return out;
     }
     take("ONLINE") || take("OFFLINE");
     take("UNIQUE") || take("FULLTEXT") || take("SPATIAL");
