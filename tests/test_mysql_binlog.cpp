@@ -298,6 +298,38 @@ TEST_CASE("the binlog gives dates of a zero month or day as the server keeps the
                                  "+U[1, 2020-12-00, 0000-00-31 00:00:00.5, 0000-00-00 10:00:00]"});
 }
 
+TEST_CASE(
+    "the binlog gives times of MariaDB's format before 10.1 (mysql56_temporal_format=OFF) exactly",
+    "[mysql][cdc][serial]") {
+  testing::TestDatabase db;
+  MySqlConnection sql(db.url());
+  {
+    const testing::ScopedGlobal old_format("mysql56_temporal_format", "OFF");
+    sql.execute(
+        "CREATE TABLE old_times (id INT PRIMARY KEY, t0 TIME, t3 TIME(3), t6 TIME(6), d0 DATETIME, "
+        "d1 DATETIME(1), d6 DATETIME(6), s0 TIMESTAMP NULL, s2 TIMESTAMP(2) NULL, s5 TIMESTAMP(5) "
+        "NULL)");
+  }
+  const CapturedTable captured = capture_table(sql, "old_times");
+  CHECK(captured.columns.at(2).column_type == "time(3) /* mariadb-5.3 */");
+  BinlogReader reader(db.url(), server_id(), {current_binlog_position(sql)}, {captured});
+  sql.execute("SET time_zone = '+00:00', sql_mode = ''");
+  sql.execute(
+      "INSERT INTO old_times VALUES (1, '-838:59:59', '12:34:56.789', '-00:00:00.000001', "
+      "'2024-01-02 03:04:05', '1000-01-01 00:00:00.1', '9999-12-31 23:59:59.999999', "
+      "'2024-01-02 03:04:05', '1970-01-01 00:00:01.01', '2038-01-19 03:14:07.99999'), "
+      "(2, '838:59:59', '-838:59:58.999', '00:00:00', '0000-00-00 00:00:00', "
+      "'2020-00-15 10:00:00.5', '2024-02-29 12:00:00.000001', NULL, '2000-06-15 12:30:45.5', "
+      "NULL)");
+  CHECK(read_changes(reader, 2) ==
+        std::vector<std::string>{
+            "+I[1, -838:59:59, 12:34:56.789, -00:00:00.000001, 2024-01-02 03:04:05, 1000-01-01 "
+            "00:00:00.1, 9999-12-31 23:59:59.999999, 2024-01-02 03:04:05, 1970-01-01 00:00:01.01, "
+            "2038-01-19 03:14:07.99999]",
+            "+I[2, 838:59:59, -838:59:58.999, 00:00:00, 0000-00-00 00:00:00, 2020-00-15 "
+            "10:00:00.5, 2024-02-29 12:00:00.000001, NULL, 2000-06-15 12:30:45.5, NULL]"});
+}
+
 TEST_CASE("the binlog gives committed transactions only, skips other tables, and resumes exactly",
           "[mysql][cdc]") {
   testing::TestTable table("cdc_accounts", "id BIGINT PRIMARY KEY, balance BIGINT");

@@ -301,6 +301,24 @@ TEST_CASE("dates of a zero month or day go as statements, which the server keeps
   CHECK(events.counter("row-events") == 1);
 }
 
+TEST_CASE("times of MariaDB's format before 10.1 go as statements, which keep them exactly",
+          "[mysql][serial]") {
+  const Schema schema = Schema::parse("id BIGINT, t TIME, d TIMESTAMP, PRIMARY KEY (id)");
+  const std::vector<Row> changes = {
+      Row(RowKind::kInsert,
+          {int64_t{1}, Value(Time::parse("-12:34:56.789")), ts("2024-01-02 03:04:05.5")})};
+  std::optional<TestTable> table;
+  {
+    const testing::ScopedGlobal old_format("mysql56_temporal_format", "OFF");
+    table.emplace("row_old_times", "id BIGINT PRIMARY KEY, t TIME(3), d DATETIME(6)");
+  }
+  const RowEventRun run = write_into(*table, schema, changes, RowEvents::kOn, 1);
+  CHECK_THAT(run.result.error,
+             Catch::Contains("sink.row-events=on") && Catch::Contains("time(3) /* mariadb-5.3 */"));
+  CHECK(write_into(*table, schema, changes, RowEvents::kAuto, 1).result.finished());
+  CHECK(table->rows() == TextRows{{"1", "-12:34:56.789", "2024-01-02 03:04:05.500000"}});
+}
+
 TEST_CASE("sink.row-events=on fails at the start, saying why, where the table takes none",
           "[mysql]") {
   const Schema schema = Schema::parse("id BIGINT, v BIGINT, PRIMARY KEY (id)");

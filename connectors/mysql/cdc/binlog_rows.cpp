@@ -174,7 +174,13 @@ BinlogDecoding decoding_of(const TableColumn& column, Charsets& charsets) {
   d.is_unsigned = type.find("unsigned") != std::string::npos;
   if (starts_with_any(type, {"tinyint", "smallint", "mediumint", "int", "bigint", "year", "decimal",
                              "float", "double", "real", "date", "time"})) {
-    return d;  // datetime and timestamp too
+    // datetime and timestamp too
+    if (type.find("mariadb-5.3") != std::string::npos) {
+      const size_t open = type.find('(');
+      if (open != std::string::npos)
+        d.old_fsp = std::clamp(std::atoi(type.c_str() + open + 1), 0, 6);
+    }
+    return d;
   }
   if (type.starts_with("bit")) {
     d.how = type == "bit(1)" ? BinlogDecoding::kBit1 : BinlogDecoding::kBytes;
@@ -331,12 +337,15 @@ Value RowImageReader::value(const BinlogColumnFormat& f, const BinlogDecoding& d
       return Date::of(static_cast<int>(v >> 9), static_cast<unsigned>((v >> 5) & 15),
                       static_cast<unsigned>(v & 31));
     }
-    // The formats before MySQL 5.6, of tables created then: whole seconds.
+    // The formats before MySQL 5.6, of tables created then: whole seconds,
+    // or MariaDB's own with a fraction.
     case MYSQL_TYPE_TIMESTAMP: {
+      if (d.old_fsp > 0) return old_timestamp(d.old_fsp);
       const auto seconds = static_cast<int64_t>(little_endian(4));
       return seconds == 0 ? Timestamp::zero() : Timestamp{seconds * kMicrosPerSecond};
     }
     case MYSQL_TYPE_DATETIME: {
+      if (d.old_fsp > 0) return old_datetime(d.old_fsp);
       const uint64_t v = little_endian(8);  // YYYYMMDDhhmmss as a number
       const uint64_t date = v / 1'000'000, time = v % 1'000'000;
       return timestamp_of(
@@ -345,6 +354,7 @@ Value RowImageReader::value(const BinlogColumnFormat& f, const BinlogDecoding& d
           static_cast<int64_t>(time / 10000 * 3600 + time / 100 % 100 * 60 + time % 100), 0);
     }
     case MYSQL_TYPE_TIME: {
+      if (d.old_fsp > 0) return old_time(d.old_fsp);
       const uint64_t raw = little_endian(3);  // [-]HHMMSS as a number
       const int64_t v = static_cast<int64_t>(raw << 40) >> 40;
       const int64_t m = v < 0 ? -v : v;
@@ -556,6 +566,42 @@ Value RowImageReader::time(int fsp) {
       (((hms >> 12) % 1024) * 3600 + ((hms >> 6) % 64) * 60 + hms % 64) * kMicrosPerSecond +
       m % (int64_t{1} << 24);
   return Time{negative ? -micros : micros};
+}
+
+// MariaDB 5.3's formats (sql/field.cc, Field_*_hires) hold a number
+// big-endian, in as few bytes as `fsp` digits need, in units of 10^-fsp s.
+namespace {
+constexpr int64_t kUnitMicros[] = {1'000'000, 100'000, 10'000, 1'000, 100, 10, 1};
+}  // namespace
+
+// TIME: the signed time (pack_time()) plus 838:59:59 and a second, so that
+// every time is positive.
+Value RowImageReader::old_time(int fsp) {
+  static constexpr size_t kBytes[] = {3, 4, 4, 5, 5, 5, 6};
+  const int64_t zero = 3'020'400 * (kMicrosPerSecond / kUnitMicros[fsp]);
+  return Time{(static_cast<int64_t>(big_endian(kBytes[fsp])) - zero) * kUnitMicros[fsp]};
+}
+
+// DATETIME: pack_time(), ((((year * 13 + month) * 32 + day) * 24 + hour)
+// * 60 + minute) * 60 + second, in microseconds.
+Timestamp RowImageReader::old_datetime(int fsp) {
+  static constexpr size_t kBytes[] = {5, 6, 6, 7, 7, 7, 8};
+  uint64_t v = big_endian(kBytes[fsp]) * static_cast<uint64_t>(kUnitMicros[fsp]);
+  const auto micros = static_cast<int64_t>(v % 1'000'000);
+  v /= 1'000'000;
+  const auto seconds = static_cast<int64_t>(v % 86'400);
+  v /= 86'400;
+  return timestamp_of(static_cast<unsigned>(v / 32 / 13), static_cast<unsigned>(v / 32 % 13),
+                      static_cast<unsigned>(v % 32), seconds, micros);
+}
+
+// TIMESTAMP: the seconds since the epoch in four bytes, then the fraction.
+Timestamp RowImageReader::old_timestamp(int fsp) {
+  static constexpr size_t kBytes[] = {0, 1, 1, 2, 2, 3, 3};
+  const auto seconds = static_cast<int64_t>(big_endian(4));
+  const int64_t micros = static_cast<int64_t>(big_endian(kBytes[fsp])) * kUnitMicros[fsp];
+  if (seconds == 0 && micros == 0) return Timestamp::zero();
+  return Timestamp{seconds * kMicrosPerSecond + micros};
 }
 
 // The fraction of a second after DATETIME2 and TIMESTAMP2, in micros.

@@ -49,6 +49,10 @@ struct BinlogDecoding {
   std::vector<std::string> members;
   std::shared_ptr<const TextDecoder> text;
   bool read_past = false;  // a column the job does not keep: passed over, its value NULL
+  /// The fractional digits of a TIME, DATETIME or TIMESTAMP in MariaDB's
+  /// format before 10.1 (`time(3) /* mariadb-5.3 */`), whose binlog type
+  /// and metadata are those of a whole-second one; 0 for the others.
+  int old_fsp = 0;
 };
 
 /// How values of `column` are read, its type as information_schema spells
@@ -95,6 +99,10 @@ class RowImageReader {
   Decimal decimal(int precision, int scale);
   Timestamp datetime(int fsp);
   Value time(int fsp);
+  // MariaDB 5.3's TIME, DATETIME and TIMESTAMP with `fsp` digits.
+  Value old_time(int fsp);
+  Timestamp old_datetime(int fsp);
+  Timestamp old_timestamp(int fsp);
   int64_t fraction(int fsp);
   std::string_view bytes(size_t length_bytes);
   // How many bytes give the length of a value of string format `f`.

@@ -339,8 +339,10 @@ std::optional<RowEventEncoder> RowEventEncoder::fit(const RowEventTarget& target
     const std::string& type = column.column_type;
     const std::string kind = type.substr(0, type.find_first_of("( "));
     // MariaDB's COMPRESSED columns (shown "/*M!100301 COMPRESSED*/") keep
-    // zlib data in their row images.
-    if (type.find("COMPRESSED") != std::string::npos) {
+    // zlib data in their row images. So do MariaDB's TIME, DATETIME and TIMESTAMP of before 10.1
+    // (shown "time(3) /* mariadb-5.3 */") in formats of their own.
+    if (type.find("COMPRESSED") != std::string::npos ||
+        type.find("mariadb-5.3") != std::string::npos) {
       why_not = "column '" + column.name + "' is " + type + ", which row events do not write";
       return std::nullopt;
     }
