@@ -65,6 +65,18 @@ class Fields {
   const char* event_;
 };
 
+// A compressed part of an event (`what`) inflated into `buffer`, which it
+// then views.
+std::string_view inflate_into(std::string& buffer, std::string_view compressed, const char* what) {
+  std::optional<std::string> out = inflated(compressed);
+  if (!out) {
+    throw Error(std::string("a compressed binlog ") + what +
+                " is not zlib data as MariaDB writes it");
+  }
+  buffer = std::move(*out);
+  return buffer;
+}
+
 }  // namespace
 
 BinlogEvent parse_binlog_event(std::string_view bytes, bool checksums) {
@@ -123,11 +135,7 @@ BinlogQuery query_of(const BinlogEvent& event, std::string& buffer) {
   fields.skip(1);  // the database's terminating zero
   query.statement = fields.rest();
   if (event.type == QUERY_COMPRESSED_EVENT) {
-    std::optional<std::string> statement = inflated(query.statement);
-    if (!statement)
-      throw Error("a compressed binlog statement is not zlib data as MariaDB writes it");
-    buffer = std::move(*statement);
-    query.statement = buffer;
+    query.statement = inflate_into(buffer, query.statement, "statement");
   }
   return query;
 }
@@ -188,13 +196,7 @@ BinlogRows rows_of(const BinlogEvent& event, std::string& buffer) {
   rows.present = rows.present_after = fields.bytes(bitmap);
   if (rows.kind == BinlogRows::kUpdate) rows.present_after = fields.bytes(bitmap);
   rows.images = fields.rest();
-  if (compressed) {
-    std::optional<std::string> images = inflated(rows.images);
-    if (!images)
-      throw Error("a compressed binlog rows event is not zlib data as MariaDB writes it");
-    buffer = std::move(*images);
-    rows.images = buffer;
-  }
+  if (compressed) rows.images = inflate_into(buffer, rows.images, "rows event");
   return rows;
 }
 
