@@ -174,7 +174,7 @@ BinlogDecoding decoding_of(const TableColumn& column, Charsets& charsets) {
   d.is_unsigned = type.find("unsigned") != std::string::npos;
   if (starts_with_any(type, {"tinyint", "smallint", "mediumint", "int", "bigint", "year", "decimal",
                              "float", "double", "real", "date", "time"})) {
-    // datetime and timestamp too
+    // (datetime and timestamp too.) MariaDB's before 10.1 need the digits.
     if (type.find("mariadb-5.3") != std::string::npos) {
       const size_t open = type.find('(');
       if (open != std::string::npos)
