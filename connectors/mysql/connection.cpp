@@ -341,8 +341,7 @@ MySqlError MySqlConnection::error(unsigned code, const std::string& message) con
   if (lost && canceller_ && canceller_->cancelled()) {
     return MySqlError(code, message + " (the job was cancelled)");
   }
-  if (lost && std::chrono::steady_clock::now() - call_started_ >=
-                  timeout_ - std::chrono::milliseconds(500)) {
+  if (lost && CoarseClock::now() - call_started_ >= timeout_ - std::chrono::milliseconds(500)) {
     return MySqlError(code, "the server did not answer within " + std::to_string(timeout_.count()) +
                                 " s (sink.socket-timeout): " + message);
   }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sluice/connectors/mysql/url.hpp"
+#include "sluice/engine/common/coarse_clock.hpp"
 #include "sluice/engine/common/error.hpp"
 #include "sluice/engine/data/schema.hpp"
 
@@ -201,8 +202,9 @@ class MySqlConnection {
   std::optional<TableInfo> find_table(const std::string& table, const std::string& database = "");
 
   st_mysql* raw() const { return mysql_; }
-  /// Marks the start of a call to the server, for the error it may end in.
-  void call_starting() { call_started_ = std::chrono::steady_clock::now(); }
+  /// Marks the start of a call to the server, for the error it may end in
+  /// (by a coarse clock: the binlog reader marks every event it reads).
+  void call_starting() { call_started_ = CoarseClock::now(); }
   /// The error `code` with `message` of the call in progress.
   MySqlError error(unsigned code, const std::string& message) const;
   [[noreturn]] void throw_error(const std::string& doing) const;
@@ -217,7 +219,7 @@ class MySqlConnection {
   bool connected_ = false;  // past mysql_real_connect()
   std::chrono::seconds timeout_;
   MySqlCanceller* canceller_;
-  std::chrono::steady_clock::time_point call_started_;
+  CoarseClock::time_point call_started_;
 };
 
 /// `name` backquoted, with backquotes doubled: a safe SQL identifier.
