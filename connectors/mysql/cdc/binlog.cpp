@@ -160,7 +160,8 @@ class BinlogStream {
     }
     const std::string_view bytes(reinterpret_cast<const char*>(packet + 1), length - 1);
     event_ = parse_binlog_event(bytes, checksums_);
-    before_ = position_;
+    if (before_.file != position_.file) before_.file = position_.file;  // rotated
+    before_.offset = position_.offset;
     if (event_.type == FORMAT_DESCRIPTION_EVENT) {
       checksums_ = describes_checksums(bytes);
     } else if (event_.type == ROTATE_EVENT) {
@@ -388,7 +389,11 @@ void BinlogReader::handle(BinlogStream& stream, const BinlogEvent& event, Binlog
   switch (event.type) {
     case GTID_EVENT: {
       BinlogGtid gtid = gtid_of(event);
-      group_ = Group{.start = stream.event_start(),
+      // The start's file in the last group's string: no allocation a
+      // transaction.
+      BinlogPosition start{std::move(spare_file_), 0};
+      start = stream.event_start();
+      group_ = Group{.start = std::move(start),
                      .skip = std::exchange(skip_, 0),
                      .prepare = (gtid.flags & FL_PREPARED_XA) != 0,
                      .completion = (gtid.flags & FL_COMPLETED_XA) != 0,
@@ -408,7 +413,7 @@ void BinlogReader::handle(BinlogStream& stream, const BinlogEvent& event, Binlog
     case XA_PREPARE_LOG_EVENT:
       if (group_ && group_->prepare) {
         prepared_[group_->xid] = {group_->xid, group_->start, group_->captured};
-        group_.reset();
+        end_group(stream.event_end());
       }
       read_ = stream.event_end();
       return;
@@ -852,12 +857,6 @@ void BinlogReader::read_rows(BinlogStream& stream, const BinlogEvent& event, Bin
                            std::to_string(batch.schema().size()));
   }
   static const BinlogDecoding kReadPast;
-  // Rows are added a block at a time, and the unused ones dropped at the
-  // end: blocks as large as the rows read of the event so far, up to 64,
-  // so that an event of one row (a transaction of one) adds one.
-  constexpr uint32_t kBlock = 64;
-  const uint32_t first = batch.size();
-  uint32_t at = first, added = at;
   bool before = true;  // an update's images come in pairs: before, after
   while (!reader.at_end()) {
     RowKind kind = RowKind::kInsert;
@@ -868,10 +867,7 @@ void BinlogReader::read_rows(BinlogStream& stream, const BinlogEvent& event, Bin
       before = !before;
     }
     const uint8_t* nulls = reader.take((columns + 7) / 8);
-    if (at == added) {
-      const uint32_t block = std::clamp<uint32_t>(at - first, 1, kBlock);
-      added = batch.add_rows(block) + block;
-    }
+    const uint32_t at = out.next_row(t);
     batch.set_kind(at, kind);
     for (size_t c = 0; c < columns; ++c) {
       const bool null = (nulls[c / 8] & (1 << (c % 8))) != 0;
@@ -897,10 +893,9 @@ void BinlogReader::read_rows(BinlogStream& stream, const BinlogEvent& event, Bin
     // next row takes the place.
     if (++group_->changes <= group_->skip) continue;
     if (position) batch.set_position(at, *position);
-    out.add_row(t, at++, position);
+    out.add_row(t, position);
     last_change_time_ = last_event_time_;
   }
-  batch.truncate(at);
 }
 
 void BinlogChanges::add_schema_change(size_t table,
@@ -918,14 +913,26 @@ Batch& BinlogChanges::rows_of(size_t table, const std::shared_ptr<const Schema>&
     rows.rows->set_table(*schema, 0);
     rows.schema = schema;
   }
+  rows.filled = 0;
   if (open_.size() <= table) open_.resize(table + 1, UINT32_MAX);
   open_[table] = used_++;
   return *rows.rows;
 }
 
-void BinlogChanges::add_row(size_t table, uint32_t row, std::optional<int64_t> position) {
-  changes_.push_back(
-      {.table = table, .batch = open_[table], .row = row, .position = std::move(position)});
+uint32_t BinlogChanges::next_row(size_t table) {
+  Rows& rows = batches_[open_[table]];
+  if (rows.filled == rows.rows->size()) {
+    rows.rows->add_rows(std::clamp<uint32_t>(rows.filled, 1, 64));
+  }
+  return rows.filled;
+}
+
+void BinlogChanges::add_row(size_t table, std::optional<int64_t> position) {
+  const uint32_t batch = open_[table];
+  changes_.push_back({.table = table,
+                      .batch = batch,
+                      .row = batches_[batch].filled++,
+                      .position = std::move(position)});
 }
 
 void BinlogChanges::clear() {
@@ -936,8 +943,10 @@ void BinlogChanges::clear() {
 }
 
 void BinlogReader::end_group(const BinlogPosition& end) {
-  if (group_ && group_->completion) prepared_.erase(group_->xid);
   read_ = end;
+  if (!group_) return;
+  if (group_->completion) prepared_.erase(group_->xid);
+  spare_file_ = std::move(group_->start.file);
   group_.reset();
 }
 

@@ -147,10 +147,15 @@ class BinlogChanges {
   /// Appends schema change `change` of table `table`.
   void add_schema_change(size_t table, std::shared_ptr<const BinlogSchemaChange> change);
   /// The batch that the next row of table `table`, of columns `schema`,
-  /// goes into: add_rows() there, then add_row() once it is filled.
+  /// goes into: fill row next_row(`table`) there, then add_row().
   Batch& rows_of(size_t table, const std::shared_ptr<const Schema>& schema);
-  /// Appends row `row` of the batch rows_of(`table`) gave last.
-  void add_row(size_t table, uint32_t row, std::optional<int64_t> position);
+  /// The row of the batch rows_of(`table`) gave last that the next row
+  /// change of `table` is decoded into. Rows are added a block at a time,
+  /// blocks as large as the rows filled so far, up to 64: a transaction of
+  /// one row does not add a row to each column per event.
+  uint32_t next_row(size_t table);
+  /// Appends row next_row(`table`), filled.
+  void add_row(size_t table, std::optional<int64_t> position);
 
   /// Empties it, keeping the batches' capacity.
   void clear();
@@ -159,6 +164,7 @@ class BinlogChanges {
   struct Rows {
     std::shared_ptr<const Schema> schema;  // outlives `rows`, which points at it
     std::unique_ptr<Batch> rows;
+    uint32_t filled = 0;  // its rows that hold changes; those after are blank
   };
   std::vector<BinlogChange> changes_;
   std::vector<Rows> batches_;  // the first used_ hold rows
@@ -318,6 +324,7 @@ class BinlogReader {
   BinlogPosition side_end_;
   BinlogPosition read_;                         // where the last whole group ended
   std::optional<Group> group_;                  // between its GTID and its end
+  std::string spare_file_;                      // the last group's start's file, its storage reused
   std::map<std::string, PreparedXa> prepared_;  // by XID
   // What look_back_for() read of the binlog before start_ so far.
   struct LookBack {
