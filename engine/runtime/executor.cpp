@@ -255,7 +255,8 @@ JobResult Executor::run_attempts(const JobGraph& graph) {
       break;
     }
     if (is_permanent(result.exception)) {
-      spdlog::error("job {}: {}; not restarting: the same input and configuration would fail again",
+      // The error last: it may end in a statement to run, or span lines.
+      spdlog::error("job {}: not restarting, the same input and configuration would fail again: {}",
                     graph.name(), result.error);
       break;
     }
