@@ -256,6 +256,41 @@ TEST_CASE("values row events would not write as a statement does go as statement
   }
 }
 
+TEST_CASE("utf8mb3 text goes as row events; a character of four bytes as a statement, refused",
+          "[mysql]") {
+  const Schema schema = Schema::parse("id BIGINT, v STRING, c STRING, t STRING, PRIMARY KEY (id)");
+  constexpr char kColumns[] =
+      "id BIGINT PRIMARY KEY, v VARCHAR(10) CHARACTER SET utf8mb3, "
+      "c CHAR(4) CHARACTER SET utf8mb3, t TEXT CHARACTER SET utf8mb3";
+  const auto text_row = [](RowKind kind, int64_t id, std::string v, std::string c, std::string t) {
+    return Row(kind, {id, std::move(v), std::move(c), std::move(t)});
+  };
+  const std::vector<Row> changes = {
+      text_row(RowKind::kInsert, 1, "é€‚", "abc", repeat("€", 1000)),
+      text_row(RowKind::kInsert, 2, "", "", ""),
+      text_row(RowKind::kUpdateBefore, 1, "é€‚", "abc", repeat("€", 1000)),
+      text_row(RowKind::kUpdateAfter, 1, "0123456789", "ab", "x"),
+      text_row(RowKind::kDelete, 2, "", "", ""),
+      text_row(RowKind::kInsert, 3, "日本語", "€€€€", "Ω")};
+  TestTable by_events("row_utf8mb3", kColumns);
+  TestTable by_statements("statement_utf8mb3", kColumns);
+  const auto [events, statements] = write_both_ways(by_events, by_statements, schema, changes, 2);
+  CHECK(by_events.rows() == by_statements.rows());
+  CHECK(by_events.rows().size() == 2);
+  CHECK(events.counter("row-events") == events.counter("upserts") + events.counter("deletes"));
+  CHECK(events.counter("row-events.fallbacks") == 0);
+
+  // utf8mb3 holds no character of four bytes: a row event would store its
+  // bytes as they are, a statement in strict mode refuses it.
+  TestTable table("row_utf8mb3_emoji", kColumns);
+  const RowEventRun run =
+      write_into(table, schema, {text_row(RowKind::kInsert, 7, "a😀", "", "")}, RowEvents::kOn, 1);
+  CHECK(run.result.status == JobResult::Status::kFailed);
+  CHECK_THAT(run.result.error,
+             Catch::Contains("Incorrect string value") && Catch::Contains("id=7"));
+  CHECK(table.rows().empty());
+}
+
 TEST_CASE("a row too big for a packet as a row event goes bound as a statement; the rest as events",
           "[mysql]") {
   const Schema schema = Schema::parse("id BIGINT, b BYTES, PRIMARY KEY (id)");

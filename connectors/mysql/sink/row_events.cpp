@@ -116,8 +116,9 @@ void patch_size(std::string& out, size_t event_start) {
 
 // The characters of UTF-8 `text`, or nullopt where it is not well-formed
 // (a stray or missing continuation byte, an overlong form, a surrogate, a
-// code point beyond U+10FFFF), which the server would refuse.
-std::optional<uint64_t> utf8_characters(std::string_view text) {
+// code point beyond U+10FFFF), which the server would refuse; or where it
+// holds a character of four bytes and `four_bytes` is false (utf8mb3).
+std::optional<uint64_t> utf8_characters(std::string_view text, bool four_bytes) {
   uint64_t n = 0;
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   const unsigned char* end = p + text.size();
@@ -141,7 +142,7 @@ std::optional<uint64_t> utf8_characters(std::string_view text) {
       more = 1, cp = c & 0x1f;
     } else if (c >= 0xe0 && c <= 0xef) {
       more = 2, cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
+    } else if (c >= 0xf0 && c <= 0xf4 && four_bytes) {
       more = 3, cp = c & 0x07;
     } else {
       return std::nullopt;
@@ -356,7 +357,9 @@ std::optional<RowEventEncoder> RowEventEncoder::fit(const RowEventTarget& target
       code.bytes = bytes;
       return takes({TypeId::kBigint, TypeId::kBoolean, TypeId::kDecimal});
     };
-    const bool utf8mb4 = column.charset == "utf8mb4";
+    // UTF-8 text, whose bytes the row image holds as they are.
+    const bool utf8 = column.charset == "utf8mb4" || column.charset == "utf8mb3";
+    code.four_byte_chars = column.charset == "utf8mb4";
     const bool binary = column.charset.empty() || column.charset == "binary";
     bool ok = false;
     if (kind == "tinyint") {
@@ -407,7 +410,7 @@ std::optional<RowEventEncoder> RowEventEncoder::fit(const RowEventTarget& target
       code.scale = static_cast<int>(type_length(type));
       code.metadata = {static_cast<char>(code.scale)};
       ok = takes({TypeId::kTimestamp});
-    } else if ((kind == "varchar" && utf8mb4) || (kind == "varbinary" && binary)) {
+    } else if ((kind == "varchar" && utf8) || (kind == "varbinary" && binary)) {
       code.how = kind == "varchar" ? ColumnCode::kText : ColumnCode::kBinary;
       code.type = MYSQL_TYPE_VARCHAR;
       code.max_bytes = column.octet_length;
@@ -415,7 +418,7 @@ std::optional<RowEventEncoder> RowEventEncoder::fit(const RowEventTarget& target
       code.bytes = column.octet_length < 256 ? 1 : 2;
       append_le(code.metadata, column.octet_length, 2);
       ok = takes({kind == "varchar" ? TypeId::kString : TypeId::kBytes});
-    } else if ((kind == "char" && utf8mb4) || (kind == "binary" && binary)) {
+    } else if ((kind == "char" && utf8) || (kind == "binary" && binary)) {
       code.how = kind == "char" ? ColumnCode::kText : ColumnCode::kBinary;
       code.type = MYSQL_TYPE_STRING;
       code.max_bytes = column.octet_length;
@@ -437,7 +440,7 @@ std::optional<RowEventEncoder> RowEventEncoder::fit(const RowEventTarget& target
         code.bytes = bytes;
         code.max_bytes = column.octet_length;
         code.metadata = {static_cast<char>(bytes)};
-        ok = text ? utf8mb4 && takes({TypeId::kString}) : binary && takes({TypeId::kBytes});
+        ok = text ? utf8 && takes({TypeId::kString}) : binary && takes({TypeId::kBytes});
       }
     }
     if (!ok) {
@@ -644,7 +647,7 @@ bool RowEventEncoder::append_value(const ColumnCode& code, const ColumnVector& c
       const std::string_view v = column.string_at(row);
       if (v.size() > code.max_bytes) return false;
       if (code.how == ColumnCode::kText) {
-        const std::optional<uint64_t> characters = utf8_characters(v);
+        const std::optional<uint64_t> characters = utf8_characters(v, code.four_byte_chars);
         if (!characters || (code.max_chars > 0 && *characters > code.max_chars)) return false;
       }
       append_le(out, v.size(), code.bytes);

@@ -95,11 +95,12 @@ class RowEventEncoder {
     std::string metadata;  // its Table_map metadata
     bool nullable = true;
     bool is_unsigned = false;
-    int bytes = 0;           // kInteger: the width; kText/kBinary: the length's bytes
-    int precision = 0;       // kDecimal
-    int scale = 0;           // kDecimal; kDatetime/kTimestamp: the fraction's digits
-    uint64_t max_bytes = 0;  // kText/kBinary
-    uint64_t max_chars = 0;  // kText: the characters a VARCHAR(n)/CHAR(n) holds; 0 = no limit
+    int bytes = 0;                // kInteger: the width; kText/kBinary: the length's bytes
+    int precision = 0;            // kDecimal
+    int scale = 0;                // kDecimal; kDatetime/kTimestamp: the fraction's digits
+    uint64_t max_bytes = 0;       // kText/kBinary
+    uint64_t max_chars = 0;       // kText: the characters a VARCHAR(n)/CHAR(n) holds; 0 = no limit
+    bool four_byte_chars = true;  // kText: utf8mb4, not utf8mb3
   };
 
   RowEventEncoder() = default;
