@@ -172,7 +172,9 @@ std::string create_table_sql(const std::string& table, const TableInfo& like) {
 }
 
 std::vector<std::string> TableColumn::members() const {
-  // enum('a','it''s',…): quoted, a quote inside doubled.
+  // enum('a','it''s','back\\slash',…): quoted as the server's
+  // append_unescaped() quotes them, a quote doubled, a backslash, NUL,
+  // newline and carriage return escaped by a backslash.
   std::vector<std::string> out;
   if (column_type.rfind("enum(", 0) != 0 && column_type.rfind("set(", 0) != 0) return out;
   std::optional<std::string> value;
@@ -182,7 +184,13 @@ std::vector<std::string> TableColumn::members() const {
       if (c == '\'') value.emplace();
       continue;
     }
-    if (c == '\'' && i + 1 < column_type.size() && column_type[i + 1] == '\'') {
+    if (c == '\\' && i + 1 < column_type.size()) {
+      const char escaped = column_type[++i];
+      value->push_back(escaped == '0'   ? '\0'
+                       : escaped == 'n' ? '\n'
+                       : escaped == 'r' ? '\r'
+                                        : escaped);
+    } else if (c == '\'' && i + 1 < column_type.size() && column_type[i + 1] == '\'') {
       value->push_back('\'');
       ++i;
     } else if (c == '\'') {
