@@ -428,6 +428,18 @@ std::optional<RowEventEncoder> RowEventEncoder::fit(const RowEventTarget& target
       code.metadata = {static_cast<char>(MYSQL_TYPE_STRING ^ ((column.octet_length & 0x300) >> 4)),
                        static_cast<char>(column.octet_length & 0xff)};
       ok = takes({kind == "char" ? TypeId::kString : TypeId::kBytes}) && column.octet_length < 1024;
+    } else if (kind == "enum" || kind == "set") {
+      // The member's index (from 1), or the members' bits, in as few bytes
+      // as the column keeps them (Field_enum, Field_set): the type is
+      // STRING, the real one in the metadata.
+      code.how = kind == "enum" ? ColumnCode::kEnum : ColumnCode::kSet;
+      code.type = MYSQL_TYPE_STRING;
+      code.members = column.members();
+      const size_t n = code.members.size();
+      code.bytes = kind == "enum" ? (n < 256 ? 1 : 2) : ((n + 7) / 8 > 4 ? 8 : (n + 7) / 8);
+      code.metadata = {static_cast<char>(kind == "enum" ? MYSQL_TYPE_ENUM : MYSQL_TYPE_SET),
+                       static_cast<char>(code.bytes)};
+      ok = n > 0 && takes({TypeId::kString});
     } else {
       static const std::pair<std::string_view, int> kBlobs[] = {
           {"tinytext", 1}, {"text", 2}, {"mediumtext", 3}, {"longtext", 4},
@@ -652,6 +664,34 @@ bool RowEventEncoder::append_value(const ColumnCode& code, const ColumnVector& c
       }
       append_le(out, v.size(), code.bytes);
       out += v;
+      return true;
+    }
+    case ColumnCode::kEnum:
+    case ColumnCode::kSet: {
+      // Members as the column spells them. Another spelling (another case,
+      // trailing spaces), or no member, goes as a statement: the server
+      // matches by the column's collation, or refuses.
+      const auto index_of = [&](std::string_view member) -> std::optional<size_t> {
+        const auto at = std::find(code.members.begin(), code.members.end(), member);
+        if (at == code.members.end()) return std::nullopt;
+        return static_cast<size_t>(at - code.members.begin());
+      };
+      const std::string_view v = column.string_at(row);
+      if (code.how == ColumnCode::kEnum) {
+        const std::optional<size_t> index = index_of(v);
+        if (!index) return false;
+        append_le(out, *index + 1, code.bytes);
+        return true;
+      }
+      uint64_t bits = 0;
+      for (size_t from = 0; !v.empty() && from <= v.size();) {  // '' is the empty set
+        const size_t comma = std::min(v.find(',', from), v.size());
+        const std::optional<size_t> index = index_of(v.substr(from, comma - from));
+        if (!index) return false;
+        bits |= uint64_t{1} << *index;
+        from = comma + 1;
+      }
+      append_le(out, bits, code.bytes);
       return true;
     }
     case ColumnCode::kDate: {

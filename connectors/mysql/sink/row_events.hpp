@@ -87,7 +87,9 @@ class RowEventEncoder {
       kBinary,
       kDate,
       kDatetime,
-      kTimestamp
+      kTimestamp,
+      kEnum,
+      kSet
     };
     size_t input = 0;  // the input column
     How how = kInteger;
@@ -101,6 +103,7 @@ class RowEventEncoder {
     uint64_t max_bytes = 0;       // kText/kBinary
     uint64_t max_chars = 0;       // kText: the characters a VARCHAR(n)/CHAR(n) holds; 0 = no limit
     bool four_byte_chars = true;  // kText: utf8mb4, not utf8mb3
+    std::vector<std::string> members;  // kEnum/kSet: in order, index 1 or bit 0 first
   };
 
   RowEventEncoder() = default;
