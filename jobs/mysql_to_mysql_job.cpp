@@ -32,6 +32,7 @@ void build_tables(const Config& config, JobGraph& graph, const MySqlCdcOptions& 
     }
   }
   MySqlSinkOptions sink = MySqlSinkOptions::from(config);
+  sink.input_is_table_rows = true;
   if (sink.parallelism > 1) {
     spdlog::warn(
         "mysql sink: the tables of source.tables are written by one subtask, in order "
@@ -76,7 +77,9 @@ void build(const Config& config, JobGraph& graph) {
   Stream changes =
       graph.source("mysql-cdc", mysql_cdc_source(source, capture_tables(source, keep)));
   if (columns) changes = project(changes, "project", keep);
-  changes.sink("mysql", mysql_sink(MySqlSinkOptions::from(config)));
+  MySqlSinkOptions sink = MySqlSinkOptions::from(config);
+  sink.input_is_table_rows = true;
+  changes.sink("mysql", mysql_sink(sink));
 }
 
 bool report(const Config&, const JobResult& result) {

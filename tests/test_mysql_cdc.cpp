@@ -490,6 +490,38 @@ TEST_CASE("mysql-to-mysql writes keys the target's collation takes for equal fro
   CHECK(ended->status == 130);
 }
 
+TEST_CASE(
+    "mysql-to-mysql copies an ENUM's invalid value, which a session not in strict mode stores",
+    "[mysql][cdc]") {
+  testing::TempDir dir;
+  constexpr char kStates[] = "id INT PRIMARY KEY, state ENUM('open', 'closed'), v INT";
+  testing::TestTable source("cdc_invalid_enum", kStates);
+  testing::TestTable target("cdc_invalid_enum_copy", kStates);
+  MySqlConnection& sql = source.connection();
+  // Not in strict mode, a value that is no member is stored as '' (index
+  // 0), with a warning: in the snapshot, and in the binlog after it.
+  sql.execute("SET SESSION sql_mode = ''");
+  sql.execute("INSERT INTO " + source.name() + " VALUES (1, 'open', 1), (2, 'lost', 2)");
+  const std::string indexes = "SELECT id, state, state + 0, v FROM ";
+  testing::BackgroundCommand job(cli_command(source, target, dir));
+  REQUIRE(testing::wait_until(
+      [&] { return target.connection().query(indexes + target.name()).size() == 2; }));
+  sql.execute("INSERT INTO " + source.name() + " VALUES (3, 'missing', 3)");
+  sql.execute("UPDATE " + source.name() + " SET state = 'gone', v = v + 10 WHERE id = 1");
+  sql.execute("UPDATE " + source.name() + " SET state = 'closed', v = v + 10 WHERE id = 2");
+  const auto copied = [&] {
+    return target.connection().query(indexes + target.name() + " ORDER BY id") ==
+           sql.query(indexes + source.name() + " ORDER BY id");
+  };
+  CHECK(testing::wait_until(copied));
+  CHECK(sql.query(indexes + source.name() + " ORDER BY id") ==
+        std::vector<std::vector<std::optional<std::string>>>{
+            {"1", "", "0", "11"}, {"2", "closed", "2", "12"}, {"3", "", "0", "3"}});
+  const auto ended = job.signal_and_wait(SIGINT, 30s);
+  REQUIRE(ended);
+  CHECK(ended->status == 130);
+}
+
 TEST_CASE("mysql-to-mysql exactly-once resumes from an older checkpoint with restore=<id>",
           "[mysql][cdc]") {
   const uint32_t seed = testing::test_seed();

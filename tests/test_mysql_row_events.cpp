@@ -22,15 +22,12 @@ struct RowEventRun {
   }
 };
 
-// `rows` into `table` by the MySQL sink with `row_events`, a flush every
-// `max_rows` records.
+// `rows` into `table` by the MySQL sink of `options`, its table and URL
+// filled in when empty.
 RowEventRun write_into(TestTable& table, const Schema& schema, std::vector<Row> rows,
-                       RowEvents row_events, size_t max_rows, MySqlUrl url = {}) {
-  MySqlSinkOptions options;
-  options.url = url.host.empty() ? testing::test_mysql_url() : url;
-  options.table = table.name();
-  options.max_rows = max_rows;
-  options.row_events = row_events;
+                       MySqlSinkOptions options) {
+  if (options.url.host.empty()) options.url = testing::test_mysql_url();
+  if (options.table.empty()) options.table = table.name();
   JobGraph graph("mysql-row-events");
   graph.source("rows", testing::rows_source(schema, ChangelogMode::all(), std::move(rows)))
       .sink("mysql", mysql_sink(options));
@@ -39,6 +36,17 @@ RowEventRun write_into(TestTable& table, const Schema& schema, std::vector<Row> 
   testing::TempDir state;
   runtime.checkpoint_dir = state.path();
   return {Executor(runtime).run(graph)};
+}
+
+// `rows` into `table` by the MySQL sink with `row_events`, a flush every
+// `max_rows` records.
+RowEventRun write_into(TestTable& table, const Schema& schema, std::vector<Row> rows,
+                       RowEvents row_events, size_t max_rows, MySqlUrl url = {}) {
+  MySqlSinkOptions options;
+  options.url = std::move(url);
+  options.max_rows = max_rows;
+  options.row_events = row_events;
+  return write_into(table, schema, std::move(rows), std::move(options));
 }
 
 // `changes` into `by_events` with sink.row-events=on and into
@@ -53,6 +61,20 @@ std::pair<RowEventRun, RowEventRun> write_both_ways(TestTable& by_events, TestTa
   REQUIRE(events.result.finished());
   REQUIRE(statements.result.finished());
   return {std::move(events), std::move(statements)};
+}
+
+// `changes` both ways, a flush every two, into tables of `columns`: the
+// same `rows` rows, and every change as a row event.
+void check_every_change_as_row_events(const std::string& name, const std::string& columns,
+                                      const Schema& schema, const std::vector<Row>& changes,
+                                      size_t rows) {
+  TestTable by_events("row_" + name, columns);
+  TestTable by_statements("statement_" + name, columns);
+  const auto [events, statements] = write_both_ways(by_events, by_statements, schema, changes, 2);
+  CHECK(by_events.rows() == by_statements.rows());
+  CHECK(by_events.rows().size() == rows);
+  CHECK(events.counter("row-events") == events.counter("upserts") + events.counter("deletes"));
+  CHECK(events.counter("row-events.fallbacks") == 0);
 }
 
 // A column of every type row events carry, and the input type that fills it.
@@ -272,13 +294,7 @@ TEST_CASE("utf8mb3 text goes as row events; a character of four bytes as a state
       text_row(RowKind::kUpdateAfter, 1, "0123456789", "ab", "x"),
       text_row(RowKind::kDelete, 2, "", "", ""),
       text_row(RowKind::kInsert, 3, "日本語", "€€€€", "Ω")};
-  TestTable by_events("row_utf8mb3", kColumns);
-  TestTable by_statements("statement_utf8mb3", kColumns);
-  const auto [events, statements] = write_both_ways(by_events, by_statements, schema, changes, 2);
-  CHECK(by_events.rows() == by_statements.rows());
-  CHECK(by_events.rows().size() == 2);
-  CHECK(events.counter("row-events") == events.counter("upserts") + events.counter("deletes"));
-  CHECK(events.counter("row-events.fallbacks") == 0);
+  check_every_change_as_row_events("utf8mb3", kColumns, schema, changes, 2);
 
   // utf8mb3 holds no character of four bytes: a row event would store its
   // bytes as they are, a statement in strict mode refuses it.
@@ -312,13 +328,7 @@ TEST_CASE("ENUM and SET go as row events by their members' numbers; other spelli
       members(RowKind::kUpdateBefore, 1, "a", "m0", "", ""),
       members(RowKind::kUpdateAfter, 1, "é", "m255", "y", "w8,w31,w32"),
       members(RowKind::kInsert, 4, "it's", "m256", "z,x,y", "w39,w7")};
-  TestTable by_events("row_members", columns);
-  TestTable by_statements("statement_members", columns);
-  const auto [events, statements] = write_both_ways(by_events, by_statements, schema, changes, 2);
-  CHECK(by_events.rows() == by_statements.rows());
-  CHECK(by_events.rows().size() == 4);
-  CHECK(events.counter("row-events") == events.counter("upserts") + events.counter("deletes"));
-  CHECK(events.counter("row-events.fallbacks") == 0);
+  check_every_change_as_row_events("members", columns, schema, changes, 4);
 
   // Another case, a member that is not one, an empty member: the server
   // decides, by the column's collation or refusing.
@@ -337,6 +347,25 @@ TEST_CASE("ENUM and SET go as row events by their members' numbers; other spelli
       refused, schema, {members(RowKind::kInsert, 8, "a", "m1", "x,", "w1")}, RowEvents::kOn, 1);
   CHECK(run.result.status == JobResult::Status::kFailed);
   CHECK_THAT(run.result.error, Catch::Contains("id=8"));
+
+  // '' that is no member: the invalid value (index 0) a session not in
+  // strict mode stores. Refused, but from a MySQL table's rows, where the
+  // source holds it.
+  const std::vector<Row> invalid = {members(RowKind::kInsert, 9, "", "m1", "x", "w1")};
+  TestTable refused_invalid("row_members_invalid", columns);
+  const RowEventRun refusing = write_into(refused_invalid, schema, invalid, RowEvents::kOn, 1);
+  CHECK(refusing.result.status == JobResult::Status::kFailed);
+  CHECK_THAT(refusing.result.error, Catch::Contains("id=9"));
+  TestTable kept("row_members_kept", columns);
+  MySqlSinkOptions from_table;
+  from_table.max_rows = 1;
+  from_table.row_events = RowEvents::kOn;
+  from_table.input_is_table_rows = true;
+  const RowEventRun keeping = write_into(kept, schema, invalid, from_table);
+  INFO(keeping.result.error);
+  REQUIRE(keeping.result.finished());
+  CHECK(kept.connection().query("SELECT id, e, e + 0, big FROM " + kept.name()) ==
+        TextRows{{"9", "", "0", "m1"}});
 }
 
 TEST_CASE("a row too big for a packet as a row event goes bound as a statement; the rest as events",

@@ -575,6 +575,10 @@ bool RowEventEncoder::append_image(const Batch& batch, uint32_t row,
   return taken;
 }
 
+void RowEventEncoder::keep_invalid_enum_values() {
+  for (ColumnCode& code : columns_) code.invalid_enum = code.how == ColumnCode::kEnum;
+}
+
 bool RowEventEncoder::append_value(const ColumnCode& code, const ColumnVector& column, uint32_t row,
                                    RowImageCursor& out) {
   switch (code.how) {
@@ -679,8 +683,8 @@ bool RowEventEncoder::append_value(const ColumnCode& code, const ColumnVector& c
       const std::string_view v = column.string_at(row);
       if (code.how == ColumnCode::kEnum) {
         const std::optional<size_t> index = index_of(v);
-        if (!index) return false;
-        append_le(out, *index + 1, code.bytes);
+        if (!index && !(v.empty() && code.invalid_enum)) return false;
+        append_le(out, index ? *index + 1 : 0, code.bytes);
         return true;
       }
       uint64_t bits = 0;

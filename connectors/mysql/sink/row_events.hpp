@@ -64,6 +64,11 @@ class RowEventEncoder {
   /// (see the class): what was added since the last statement() is then
   /// for clear().
   bool add(Kind kind, const Batch& batch, uint32_t row);
+  /// Writes an ENUM's '' that is none of its members as index 0: the
+  /// invalid value a session not in strict mode stores, which a copy of a
+  /// MySQL table's rows holds (MySqlSinkOptions::input_is_table_rows).
+  /// Otherwise such a '' goes as a statement, which strict mode refuses.
+  void keep_invalid_enum_values();
   /// Forgets what was added since the last statement().
   void clear();
   /// The `BINLOG '…'` statement of the changes added, which it forgets.
@@ -104,6 +109,7 @@ class RowEventEncoder {
     uint64_t max_chars = 0;       // kText: the characters a VARCHAR(n)/CHAR(n) holds; 0 = no limit
     bool four_byte_chars = true;  // kText: utf8mb4, not utf8mb3
     std::vector<std::string> members;  // kEnum/kSet: in order, index 1 or bit 0 first
+    bool invalid_enum = false;         // kEnum: '' that is no member as index 0
   };
 
   RowEventEncoder() = default;

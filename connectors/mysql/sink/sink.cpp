@@ -270,6 +270,7 @@ class MySqlSink final : public Sink {
         connection.row_event_target(options_.table), options_.table, table, input_, key_, why_not);
     if (encoder) {
       spdlog::debug("mysql sink {}: writing row events", target_);
+      if (options_.input_is_table_rows) encoder->keep_invalid_enum_values();
       writer_->set_row_events(std::move(*encoder));
     } else if (options_.row_events == MySqlSinkOptions::RowEvents::kOn) {
       throw ConfigError("sink.row-events=on, but " + target_ + " takes no row events: " + why_not +

@@ -70,6 +70,12 @@ struct MySqlSinkOptions {
   /// a replica applies them: the server does less per row than for an
   /// upsert. Default: auto.
   RowEvents row_events = RowEvents::kAuto;
+  /// Whether the input is a MySQL table's rows, as mysql-to-mysql reads
+  /// them: an ENUM's '' that is none of its members is then the invalid
+  /// value (index 0) the source table holds, which a session not in strict
+  /// mode stored, and row events write it as that. Elsewhere, and as a
+  /// statement, such a '' is refused (strict mode). Default: false.
+  bool input_is_table_rows = false;
 
   /// Reads the `sink.*` keys of mysql_sink_option_specs().
   static MySqlSinkOptions from(const Config& config);
