@@ -251,6 +251,13 @@ TEST_CASE("a table's column defaults, as SHOW CREATE TABLE writes them", "[ddl]"
                                                              {"e", "-1e-5"},
                                                              {"f", "b'101'"},
                                                              {"g", "NULL"}});
+  // A table without a key: its last column is the list's last item, and
+  // the table's DEFAULT CHARSET after it is none of its.
+  CHECK(column_defaults("CREATE TABLE `t` (\n  `a` int(11) DEFAULT 7,\n  `b` date NOT NULL\n) "
+                        "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci") ==
+        Defaults{{"a", "7"}});
+  CHECK(column_defaults("CREATE TABLE `t` (\n  `a` int(11) DEFAULT 7\n) ENGINE=InnoDB DEFAULT "
+                        "CHARSET=latin1") == Defaults{{"a", "7"}});
 }
 
 TEST_CASE("a table option of a CREATE TABLE, not a column's", "[ddl]") {

@@ -423,8 +423,18 @@ class Parser {
     take_if_exists();
     name();
     if (!take_symbol('(')) return out;
-    while (at_ < tokens_.size()) {
-      const std::vector<const Token*> item = clause();
+    for (bool last = false; !last && at_ < tokens_.size();) {
+      std::vector<const Token*> item = clause();
+      // The last item runs on past the parenthesis that ends the list, into
+      // the table's options (DEFAULT CHARSET=…): it ends there.
+      int open = 0;
+      for (size_t i = 0; i < item.size(); ++i) {
+        if (item[i]->kind == Token::Kind::kSymbol && item[i]->text == "(") ++open;
+        if (item[i]->kind == Token::Kind::kSymbol && item[i]->text == ")" && --open < 0) {
+          item.resize(i);
+          last = true;
+        }
+      }
       if (item.empty() || item.front()->kind != Token::Kind::kQuoted) continue;  // a key
       // DEFAULT …, up to the attribute after it: SHOW CREATE TABLE writes
       // them in this order.
