@@ -327,4 +327,9 @@ TEST_CASE("target_alterations changes a target's primary key as its source's cha
     target.primary_key = {"id", "v2", "src"};
     CHECK(target_alterations(target, change, SchemaChangeBehavior::kEvolve).empty());
   }
+  SECTION("a key dropped: the target's goes, the table column's part of it too") {
+    change.after = change.before;
+    CHECK(target_alterations(target, change, SchemaChangeBehavior::kLenient) ==
+          std::vector<std::string>{"DROP PRIMARY KEY"});
+  }
 }

@@ -96,6 +96,40 @@ TEST_CASE("statements stay within half the server's packet limit and 2000 rows",
   CHECK(counters.records_send_errors.get() == 0);
 }
 
+TEST_CASE(
+    "without a key, a flush deletes and then inserts, per row image, what its changes add or "
+    "take away in all",
+    "[sink-parts]") {
+  const Schema rows = Schema::parse("id BIGINT, note STRING");
+  FakeServer server;
+  WriterCounters counters;
+  StatementWriter writer("t", rows, {}, false, 0, counters.pointers());
+  Batch batch(rows);
+  const auto add = [&](RowKind kind, Value id, Value note) {
+    batch.append(Row(kind, {std::move(id), std::move(note)}));
+  };
+  add(RowKind::kInsert, 1, "a");  // twice, and one deleted: one in all
+  add(RowKind::kInsert, 1, "a");
+  add(RowKind::kDelete, 1, "a");
+  add(RowKind::kDelete, 2, "b");  // deleted, then there again: as it was
+  add(RowKind::kInsert, 2, "b");
+  add(RowKind::kUpdateBefore, 3, "c");  // an update: one row less, one more
+  add(RowKind::kUpdateAfter, 3, "d");
+  add(RowKind::kDelete, 4, Value());  // NULL is a value like any other
+  add(RowKind::kDelete, 4, Value());
+  add(RowKind::kInsert, 1, "A");  // another image than "a"
+  auto connection = server.connect();
+  writer.append(*connection, batch);
+  std::vector<std::string> statements;
+  for (const std::string& call : server.log) {
+    const size_t at = call.find(' ');
+    statements.push_back(call.substr(at + 1));
+  }
+  CHECK(statements == std::vector<std::string>{"CONNECT", "DELETE 3", "UPSERT 3"});
+  CHECK(counters.deletes.get() == 3);
+  CHECK(counters.upserts.get() == 3);
+}
+
 TEST_CASE("a flush that loses its connection runs whole again on a new one", "[sink-parts]") {
   FakeServer server;
   WriterCounters counters;

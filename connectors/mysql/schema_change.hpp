@@ -30,7 +30,7 @@ struct MySqlSchemaChange final : SchemaChangeDetail {
   Kind kind = Kind::kColumns;
   std::vector<TableColumn> before;  ///< the columns it had; empty for a restore
   std::vector<TableColumn> after;   ///< the columns it has
-  /// The names of its primary key's columns now; empty: not said.
+  /// The names of its primary key's columns now; empty: it has none.
   std::vector<std::string> key;
   /// Columns renamed (CHANGE old new, RENAME COLUMN old TO new).
   std::vector<std::pair<std::string, std::string>> renames;

@@ -590,12 +590,6 @@ std::shared_ptr<const BinlogSchemaChange> BinlogReader::follow(size_t t,
   change->renames = column_renames(statement);
   change->position = stream.event_end();
   change->resume_before = resume();  // at the start of the statement's group
-  if (!change->after.schema.has_primary_key()) {
-    throw ConfigError("DDL on captured table '" + tables_[t].database + "." + tables_[t].table +
-                      "' at " + stream.event_end().to_string() + ": " + statement +
-                      "; it leaves the table without a primary key, by which the job keys the "
-                      "table's changes: not followed");
-  }
   spdlog::info("binlog: {} on captured table '{}.{}' at {}: its rows have the new columns",
                statement, tables_[t].database, tables_[t].table, stream.event_end().to_string());
   set_table(t, change->after);
@@ -625,12 +619,6 @@ std::shared_ptr<const BinlogSchemaChange> BinlogReader::create(std::optional<siz
   change->before = t ? tables_[*t] : CapturedTable{.database = ddl.database, .table = ddl.table};
   change->statement = statement;
   change->position = stream.event_end();
-  if (!change->after.schema.has_primary_key()) {
-    throw ConfigError("DDL at " + stream.event_end().to_string() + ": " + statement +
-                      "; it makes table '" + ddl.database + "." + ddl.table +
-                      "', which the job captures, without a primary key, by which the job keys "
-                      "a table's changes");
-  }
   if (!t) {
     t = tables_.size();
     tables_.push_back(change->after);
@@ -698,12 +686,6 @@ std::vector<BinlogChange> BinlogReader::rename(size_t t, const DdlChange& to,
   made->after = history_->table(to.database, to.table, altered.definition);
   made->renamed = tables_[t].database + "." + tables_[t].table;
   made->renames = column_renames(statement);
-  if (!made->after.schema.has_primary_key()) {
-    throw ConfigError("DDL at " + stream.event_end().to_string() + ": " + statement +
-                      "; it leaves table '" + name +
-                      "' without a primary key, by which the job keys the table's changes: not "
-                      "followed");
-  }
   spdlog::info("binlog: {} at {}: table '{}' is captured as '{}' from here on", statement,
                stream.event_end().to_string(), made->renamed, name);
   set_table(t, gone->after);

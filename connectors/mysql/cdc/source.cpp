@@ -632,6 +632,7 @@ class MySqlCdcSource final : public Source {
         matched = match_tables(*definitions_, options_.patterns);
         definitions = current_definitions(matched);
       }
+      keyless_read_ = 0;  // another scan: a table without a key is read again whole
       snapshot_ = std::make_unique<MySqlConnection>(options_.url, session());
       snapshot_->execute("SET SESSION time_zone = '+00:00'");  // TIMESTAMPs as the binlog has them
       snapshot_->execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ");
@@ -1093,8 +1094,22 @@ class MySqlCdcSource final : public Source {
     }
     std::string sql = "SELECT " + columns + " FROM " + quote_identifier(table.database) + "." +
                       quote_identifier(table.table);
-    if (!last_key_.empty()) sql += " WHERE " + order.after(*snapshot_, last_key_);
-    sql += " ORDER BY " + order.columns() + " LIMIT " + std::to_string(options_.chunk_rows);
+    const bool keyless = !schema.has_primary_key();
+    if (keyless) {
+      // No key to resume at: the chunks are places in one scan of the
+      // snapshot's rows, which a checkpoint cannot name, so that a restore
+      // reads the table again whole. Its target loses whatever rows it has
+      // first (an earlier run's, or this one's before a new snapshot).
+      if (keyless_read_ == 0) {
+        out.change_schema(schema_change(reading(), table, "read whole, having no key", {}, {},
+                                        resume_->position, {}, MySqlSchemaChange::Kind::kReread));
+      }
+      sql += " LIMIT " + std::to_string(options_.chunk_rows) + " OFFSET " +
+             std::to_string(keyless_read_);
+    } else {
+      if (!last_key_.empty()) sql += " WHERE " + order.after(*snapshot_, last_key_);
+      sql += " ORDER BY " + order.columns() + " LIMIT " + std::to_string(options_.chunk_rows);
+    }
     if (several_) out.to_table(static_cast<uint32_t>(reading()));
     // Fields go from the result into the batch's columns, with no Row between.
     Batch& batch = out.batch();
@@ -1132,7 +1147,8 @@ class MySqlCdcSource final : public Source {
       snapshot_.reset();
       return;
     }
-    if (rows > 0) {
+    keyless_read_ += keyless ? rows : 0;
+    if (rows > 0 && !keyless) {
       last_key_.clear();
       for (size_t k : schema.primary_key()) {
         last_key_.push_back(batch.column(k).value(batch.size() - 1));
@@ -1149,6 +1165,7 @@ class MySqlCdcSource final : public Source {
       progress.estimated->set(progress.read->get());
     }
     last_key_.clear();
+    keyless_read_ = 0;
     if (++table_index_ < snapshot_order_.size()) return;  // in the same snapshot
     end_snapshot();
   }
@@ -1187,6 +1204,9 @@ class MySqlCdcSource final : public Source {
   // began (empty: none there); see capture_unread().
   std::map<size_t, std::string> unread_;
   std::vector<Value> last_key_;  // the snapshot's last key emitted there
+  // Of a table without a primary key, the rows of its scan emitted so far
+  // in this snapshot (read_chunk()).
+  uint64_t keyless_read_ = 0;
   std::unique_ptr<MySqlConnection> snapshot_;
   std::unique_ptr<BinlogReader> catch_up_;
   std::unique_ptr<BinlogReader> reader_;
@@ -1401,10 +1421,14 @@ FlinkSqlTable flink_sql_table(const MySqlCdcOptions& source, const std::string& 
 
 SourceDef mysql_cdc_source(const MySqlCdcOptions& options, std::vector<CapturedTable> tables) {
   if (tables.empty()) throw ConfigError("the mysql-cdc source has no table to read");
+  // Of several tables, one without a key goes as its rows' images (its
+  // snapshot read whole, see read_chunk()), for a sink that applies them
+  // as a replica does.
   for (const CapturedTable& table : tables) {
-    if (!table.schema.has_primary_key()) {
+    if (!table.schema.has_primary_key() && options.patterns.empty()) {
       throw ConfigError("table '" + table.database + "." + table.table +
-                        "' has no primary key: the mysql-cdc source keys its changes by it");
+                        "' has no primary key: the mysql-cdc source keys its changes by it "
+                        "(source.tables takes tables without one)");
     }
   }
   const auto create = [options, tables](const SubtaskInfo&) -> std::unique_ptr<Source> {

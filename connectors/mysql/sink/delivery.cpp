@@ -24,11 +24,12 @@ bool is_lock_conflict(const MySqlError& e) {
 AtLeastOnceDelivery::AtLeastOnceDelivery(StatementWriter& writer,
                                          std::unique_ptr<SinkConnection> connection,
                                          SinkConnector connect, RetryPolicy retry,
-                                         std::string target)
+                                         std::string target, std::shared_ptr<AppliedRows> applied)
     : writer_(writer),
       connect_(std::move(connect)),
       retry_(retry),
       target_(std::move(target)),
+      applied_(std::move(applied)),
       overlap_(!connection->shares_session()) {
   connections_[0] = std::move(connection);
 }
@@ -76,7 +77,10 @@ std::optional<AtLeastOnceDelivery::Flush> AtLeastOnceDelivery::take(SinkBuffer& 
   if (!buffer.upsert()) {
     Batch& appended = buffer.appended();
     if (appended.size() == 0) return std::nullopt;
-    return Flush{.rows = std::exchange(appended, spare(appended)), .upsert = false};
+    if (applied_) applied_->rows += appended.size();
+    return Flush{.rows = std::exchange(appended, spare(appended)),
+                 .upsert = false,
+                 .applied = applied_ ? applied_->rows : 0};
   }
   UpsertBuffer& changes = buffer.changes();
   std::vector<UpsertBuffer::Run> runs = changes.runs(resolve_held);
@@ -90,6 +94,7 @@ void AtLeastOnceDelivery::write(SinkConnection& connection, const Flush& flush) 
   } else {
     writer_.append(connection, flush.rows);
   }
+  if (applied_) connection.execute(applied_->sql(flush.applied));
 }
 
 void AtLeastOnceDelivery::write_and_commit(Flush&& flush, int first) {
@@ -152,7 +157,7 @@ void ExactlyOnceDelivery::recover(std::unique_ptr<SinkConnection> connection, Si
 // completes, and a write that waits for one of them would wait for a
 // commit that this very thread has to make: keys it wrote stay buffered
 // until then, and with keys whose bytes do not tell equality (a
-// collation), everything does. The completion always comes before the
+// collation), or without a key, everything does. The completion always comes before the
 // next barrier.
 size_t ExactlyOnceDelivery::flush(SinkBuffer& buffer, bool resolve_held) {
   const bool prepared = !committer_.prepared().empty();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sluice/connectors/mysql/sink/sink.hpp"
 #include "sluice/connectors/mysql/sink/sink_buffer.hpp"
 #include "sluice/connectors/mysql/sink/sink_connection.hpp"
 #include "sluice/connectors/mysql/sink/statement_writer.hpp"
@@ -52,8 +53,10 @@ class AtLeastOnceDelivery final : public MySqlDelivery {
  public:
   /// Writes with `writer` on `connection`, and on new ones of `connect`'s
   /// as `retry` says; `target` names the table and server in errors.
+  /// With `applied`, each flush also sets its marker (see AppliedRows).
   AtLeastOnceDelivery(StatementWriter& writer, std::unique_ptr<SinkConnection> connection,
-                      SinkConnector connect, RetryPolicy retry, std::string target);
+                      SinkConnector connect, RetryPolicy retry, std::string target,
+                      std::shared_ptr<AppliedRows> applied = nullptr);
 
   size_t flush(SinkBuffer& buffer, bool resolve_held) override;
   void settle() override;
@@ -65,6 +68,7 @@ class AtLeastOnceDelivery final : public MySqlDelivery {
     Batch rows;
     std::vector<UpsertBuffer::Run> runs;
     bool upsert = true;
+    uint64_t applied = 0;  // the rows flushed with it, see AppliedRows
   };
   // What `buffer` holds and may be written now, taken out of it; nullopt
   // if nothing.
@@ -87,6 +91,7 @@ class AtLeastOnceDelivery final : public MySqlDelivery {
   SinkConnector connect_;
   RetryPolicy retry_;
   std::string target_;
+  std::shared_ptr<AppliedRows> applied_;
   bool overlap_ = true;  // false where connections share a session
   // Flushes alternate between two connections: connections_[next_] writes
   // the next; the other may be committing the last, `committing_`.

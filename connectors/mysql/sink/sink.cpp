@@ -85,7 +85,10 @@ class MySqlSink final : public Sink {
         key_names_(std::move(key)),
         key_(key_indexes(input_, key_names_)),
         target_("table '" + options_.table + "' at " + options_.url.to_string()),
-        buffer_(input_, key_, keeps_order(input_, key_), mode == MySqlSinkOptions::Mode::kUpsert) {}
+        // Without a key, a delete scans for its row, and any row a
+        // prepared transaction holds is in its way (ExactlyOnceDelivery).
+        buffer_(input_, key_, mode == MySqlSinkOptions::Mode::kRows || keeps_order(input_, key_),
+                mode == MySqlSinkOptions::Mode::kUpsert) {}
 
   void open(SinkContext& context) override {
     const bool exactly_once = options_.delivery == MySqlSinkOptions::Delivery::kExactlyOnce;
@@ -118,6 +121,7 @@ class MySqlSink final : public Sink {
                                   .bytes_send = &context.counter("numBytesSend"),
                                   .records_send_errors = &context.counter("numRecordsSendErrors"),
                                   .displaced = &context.counter("displaced"),
+                                  .deletes_unmatched = &context.counter("deletes.unmatched"),
                                   .dead_letters = &context.counter("dead-letters"),
                                   .row_events = &context.counter("row-events"),
                                   .row_event_fallbacks = &context.counter("row-events.fallbacks")});
@@ -135,8 +139,9 @@ class MySqlSink final : public Sink {
       fit_to_table(*connection, context.subtask().parallelism);
     });
     if (!exactly_once) {
-      delivery_ = std::make_unique<AtLeastOnceDelivery>(*writer_, std::move(connection),
-                                                        std::move(connect), retry, target_);
+      delivery_ =
+          std::make_unique<AtLeastOnceDelivery>(*writer_, std::move(connection), std::move(connect),
+                                                retry, target_, options_.applied_rows);
       return;
     }
     // The job's connections may have been cancelled when it ends: close()
@@ -527,6 +532,9 @@ SinkDef sink_for(const MySqlSinkOptions& options, const SessionConnector& connec
     std::vector<std::string> problems;
     if (mode == MySqlSinkOptions::Mode::kUpsert && key.empty()) {
       problems.push_back("upsert mode needs a key: declare a primary key for the sink");
+    }
+    if (mode == MySqlSinkOptions::Mode::kRows && !key.empty()) {
+      problems.push_back("a sink that applies rows takes no key; it has " + join(key));
     }
     if (mode == MySqlSinkOptions::Mode::kAppend && !in.mode.is_insert_only()) {
       problems.push_back(key.empty() ? "declare a primary key for the sink when the input contains "

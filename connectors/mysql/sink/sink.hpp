@@ -12,6 +12,26 @@
 
 namespace sluice {
 
+/// Of a table without a key written at least once (Mode::kRows), how many
+/// of its input rows the target took: each flush's transaction counts its
+/// rows in the target too, in a row of `sluice_rows_applied`, so that a
+/// restore can tell the rows replayed that the target has already from
+/// those it has not (MySqlTablesSink), which rows without a key cannot.
+struct AppliedRows {
+  /// The marker row's upsert, up to its count: "INSERT INTO … VALUES
+  /// ('job', 'target', ". See sql().
+  std::string upsert;
+  /// Input rows flushed so far; each flush's transaction sets the marker to it.
+  uint64_t rows = 0;
+  /// Rows to come that the target has already (a replay), not written again.
+  uint64_t skip = 0;
+
+  /// The statement that sets the marker to `rows`.
+  std::string sql(uint64_t count) const {
+    return upsert + std::to_string(count) + ") ON DUPLICATE KEY UPDATE applied = VALUES(applied)";
+  }
+};
+
 /// How the MySQL sink writes.
 struct MySqlSinkOptions {
   /// The server and database written to. Default: SLUICE_MYSQL_URL.
@@ -24,6 +44,10 @@ struct MySqlSinkOptions {
   enum class Mode {
     kUpsert,  ///< keep the last change per key; write upserts and deletes by key
     kAppend,  ///< insert every record (insert-only input, table without a key)
+    /// Apply every change to a table without a key, as a replica does: +I
+    /// and +U insert their row, -U and -D delete one row equal to theirs
+    /// in every column (mysql-to-mysql, a source table without a key).
+    kRows,
   };
   /// Default: upsert with a key, append without.
   std::optional<Mode> mode;
@@ -76,6 +100,10 @@ struct MySqlSinkOptions {
   /// mode stored, and row events write it as that. Elsewhere, and as a
   /// statement, such a '' is refused (strict mode). Default: false.
   bool input_is_table_rows = false;
+  /// Of Mode::kRows at least once: where the rows flushed are counted,
+  /// which the caller keeps across the sinks of the table it opens; none
+  /// if null. Default: null.
+  std::shared_ptr<AppliedRows> applied_rows;
 
   /// Reads the `sink.*` keys of mysql_sink_option_specs().
   static MySqlSinkOptions from(const Config& config);

@@ -134,7 +134,7 @@ uint64_t MySqlSinkConnection::execute_bulk(const BulkSql& statement, const Batch
   // prepared.
   // MariaDB takes at most 65,535 parameters in a statement.
   uint64_t affected = 0;
-  size_t tuples = kRowsPerStatement;
+  size_t tuples = statement.one_row ? 1 : kRowsPerStatement;
   while (tuples > 1 && tuples * statement.columns.size() > 65535) tuples /= 8;
   for (size_t begin = 0; begin < rows.size(); tuples = std::max<size_t>(tuples / 8, 1)) {
     const size_t n = (rows.size() - begin) / tuples * tuples;

@@ -31,6 +31,9 @@ struct BulkSql {
   std::string tail;       ///< " ON DUPLICATE KEY UPDATE ...", ")"
   std::vector<size_t> columns;
   std::vector<DataType> types;
+  /// Whether a statement takes one row only ("… LIMIT 1"); the array
+  /// binding still runs it for many in one round trip.
+  bool one_row = false;
 
   /// The statement for `rows` rows.
   std::string sql(size_t rows = 1) const;

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <numeric>
 #include <thread>
+#include <unordered_map>
 
 #include "sluice/connectors/mysql/sink/bulk_statement.hpp"
 #include "sluice/engine/common/fault_point.hpp"
@@ -62,6 +63,52 @@ std::string delete_by_index(const std::string& target) {
 std::string equals_parameter(const TableInfo& table, const Column& c) {
   return quote_identifier(c.name) + "=" + parameter(table, c);
 }
+
+// "`c` <=> ?": whether `table`'s column `c` holds the value, NULL too.
+// Text compares as its bytes in the column's charset, not by the column's
+// collation, which may take 'a' for 'A' or 'a ' and so find another row.
+std::string holds_parameter(const TableInfo& table, const Column& c) {
+  const TableColumn* target = table.column(c.name);
+  if (target != nullptr && !target->charset.empty() && c.type.id == TypeId::kString) {
+    return "CAST(" + quote_identifier(c.name) + " AS BINARY) <=> CAST(CONVERT(? USING " +
+           target->charset + ") AS BINARY)";
+  }
+  return quote_identifier(c.name) + " <=> " + parameter(table, c);
+}
+
+// The images of a flush's changes to a table without a key, each with the
+// rows that insert it (`inserts`) or delete one of it (`deletes`) that do
+// not undo each other: what the flush changes in all.
+struct RowImages {
+  struct Hash {
+    size_t operator()(const std::vector<Value>& image) const {
+      size_t h = 0;
+      for (const Value& v : image) h = h * 31 + v.hash();
+      return h;
+    }
+  };
+  struct Rows {
+    std::vector<uint32_t> inserts, deletes;
+  };
+  std::unordered_map<std::vector<Value>, Rows, Hash> of;
+
+  explicit RowImages(const Batch& batch) {
+    std::vector<Value> image;
+    for (uint32_t r = 0; r < batch.size(); ++r) {
+      image.clear();
+      for (size_t c = 0; c < batch.schema().size(); ++c) image.push_back(batch.column(c).value(r));
+      Rows& rows = of[image];
+      const RowKind kind = batch.kind(r);
+      const bool removes = kind == RowKind::kDelete || kind == RowKind::kUpdateBefore;
+      std::vector<uint32_t>& undone = removes ? rows.inserts : rows.deletes;
+      if (!undone.empty()) {
+        undone.pop_back();  // a multiset: -D x after +I x (or +I x after -D x) leaves it as it was
+      } else {
+        (removes ? rows.deletes : rows.inserts).push_back(r);
+      }
+    }
+  }
+};
 
 }  // namespace
 
@@ -122,7 +169,13 @@ StatementWriter::StatementWriter(const std::string& table, const Schema& input,
   upsert_.head = "INSERT INTO " + target_ + " (" + join(columns) + ") VALUES ";
   upsert_.row = "(" + join(params) + ")";
   upsert_.separator = ", ";
-  if (!upsert) return;
+  if (!upsert) {
+    delete_one_.columns = upsert_.columns;
+    delete_one_.types = upsert_.types;
+    delete_one_.one_row = true;
+    fit_to(TableInfo{}, input, {});
+    return;
+  }
   upsert_.tail = " ON DUPLICATE KEY UPDATE " + join(updates);
   for (size_t k : key) {
     delete_.columns.push_back(k);
@@ -133,6 +186,15 @@ StatementWriter::StatementWriter(const std::string& table, const Schema& input,
 
 void StatementWriter::fit_to(const TableInfo& table, const Schema& input,
                              const std::vector<TableIndex>& unique) {
+  if (key_.empty()) {
+    std::vector<std::string> conditions;
+    for (size_t c : delete_one_.columns)
+      conditions.push_back(holds_parameter(table, input.column(c)));
+    delete_one_.head = "DELETE FROM " + target_ + " WHERE ";
+    delete_one_.row = join(conditions, " AND ");
+    delete_one_.tail = " LIMIT 1";
+    return;
+  }
   std::vector<std::string> key_conditions;
   for (size_t k : key_) key_conditions.push_back(equals_parameter(table, input.column(k)));
   const std::string by_key = join(key_conditions, " AND ");
@@ -194,10 +256,40 @@ void StatementWriter::write(SinkConnection& connection, const Batch& rows,
   }
 }
 void StatementWriter::append(SinkConnection& connection, const Batch& rows) {
-  std::vector<uint32_t> all(rows.size());
-  std::iota(all.begin(), all.end(), 0);
-  counters_.rows_affected->add(execute_chunked(connection, upsert_, rows, all));
-  counters_.upserts->add(all.size());
+  bool inserts_only = true;
+  for (uint32_t r = 0; r < rows.size() && inserts_only; ++r) {
+    inserts_only = rows.kind(r) == RowKind::kInsert || rows.kind(r) == RowKind::kUpdateAfter;
+  }
+  if (inserts_only) {
+    std::vector<uint32_t> all(rows.size());
+    std::iota(all.begin(), all.end(), 0);
+    counters_.rows_affected->add(execute_chunked(connection, upsert_, rows, all));
+    counters_.upserts->add(all.size());
+    return;
+  }
+  if (!key_.empty()) throw std::logic_error("StatementWriter::append: a delete in append mode");
+  // The deletes first: the table between is a part of the one before, so
+  // a unique key (a nullable one, which a table without a primary key may
+  // have) refuses none of its rows; the inserts then make the one after.
+  std::vector<uint32_t> inserts, deletes;
+  for (const auto& [image, changes] : RowImages(rows).of) {
+    inserts.insert(inserts.end(), changes.inserts.begin(), changes.inserts.end());
+    deletes.insert(deletes.end(), changes.deletes.begin(), changes.deletes.end());
+  }
+  std::sort(inserts.begin(), inserts.end());
+  std::sort(deletes.begin(), deletes.end());
+  const uint64_t deleted = execute_chunked(connection, delete_one_, rows, deletes);
+  if (deleted < deletes.size()) {
+    // The target lacks rows its source had: another writer took them.
+    spdlog::warn("mysql sink {}: {} of {} deletes found no row equal to theirs", target_,
+                 deletes.size() - deleted, deletes.size());
+    if (counters_.deletes_unmatched != nullptr) {
+      counters_.deletes_unmatched->add(deletes.size() - deleted);
+    }
+  }
+  counters_.deletes->add(deletes.size());
+  counters_.rows_affected->add(deleted + execute_chunked(connection, upsert_, rows, inserts));
+  counters_.upserts->add(inserts.size());
 }
 
 uint64_t StatementWriter::execute_chunked(SinkConnection& connection, const BulkSql& statement,

@@ -81,7 +81,9 @@ class StatementWriter {
     Counter* records_send = nullptr;
     Counter* bytes_send = nullptr;
     Counter* records_send_errors = nullptr;
-    Counter* displaced = nullptr;     ///< rows deleted for holding an upsert's unique value
+    Counter* displaced = nullptr;  ///< rows deleted for holding an upsert's unique value
+    /// Deletes without a key (see append()) that found no equal row.
+    Counter* deletes_unmatched = nullptr;
     Counter* dead_letters = nullptr;  ///< rows the server refused, into the dead-letter table
     Counter* row_events = nullptr;    ///< changes the server applied as row events
     /// Chunks of row events written again as statements (see set_row_events()).
@@ -133,7 +135,10 @@ class StatementWriter {
   /// `connection`, in the transaction the caller has open.
   void write(SinkConnection& connection, const Batch& rows,
              const std::vector<UpsertBuffer::Run>& runs);
-  /// Inserts the rows of `rows` (append mode) likewise.
+  /// Inserts the rows of `rows` (append mode) likewise. Without a key,
+  /// a -U or -D row deletes one row equal to it in every column
+  /// (MySqlSinkOptions::Mode::kRows): a flush writes, for each image, the
+  /// rows its changes add or take away in all, the deletes first.
   void append(SinkConnection& connection, const Batch& rows);
 
   /// Counts a transaction of its writes that the caller committed
@@ -190,6 +195,7 @@ class StatementWriter {
 
   BulkSql upsert_;
   BulkSql delete_;
+  BulkSql delete_one_;             // without a key: one row equal to the image, see append()
   std::vector<BulkSql> displace_;  // per other unique key, see the class
   // `e` of a statement of rows `rows` of `batch`, naming the change the
   // server refused when it says which.

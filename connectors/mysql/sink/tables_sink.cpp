@@ -43,6 +43,8 @@ constexpr char kMadeTable[] = "`sluice_schema_changes`";
 // completed a checkpoint: no checkpoint names their tables, so a later
 // run starting afresh would not know them (see drop_leftovers()).
 constexpr char kCreatedTable[] = "`sluice_created_tables`";
+// Where, at least once, the rows of a table without a key are counted (AppliedRows).
+constexpr char kRowsAppliedTable[] = "`sluice_rows_applied`";
 
 // Where a schema change is, as kMadeTable has it: its place in the binlog,
 // and among the changes of its statement ("mariadb-bin.000002:831#1"; the
@@ -362,6 +364,14 @@ class MySqlTablesSink final : public Sink {
       if (detail->kind == MySqlSchemaChange::Kind::kCreated)
         targets_[t] = target_of(change, *detail);
       change_target(t, *detail);
+      if (detail->kind == MySqlSchemaChange::Kind::kReread && !exactly_once() &&
+          (!change.after.schema.has_primary_key() || (t < applied_.size() && applied_[t]))) {
+        // Its rows come again, from none.
+        AppliedRows& applied = *applied_rows(t);
+        applied.rows = 0;
+        applied.skip = 0;
+        MySqlConnection(options_.url).execute(applied.sql(0));
+      }
       fault_point("mysql-sink-schema-change");
     }
     // Exactly-once, every table's sink stays open, its state saved at each checkpoint.
@@ -378,6 +388,17 @@ class MySqlTablesSink final : public Sink {
     if (rows.empty()) return;
     const size_t t = rows.table();
     if (!sinks_.at(t) && !gone_[t]) open_table(t, rows.schema());
+    if (t < applied_.size() && applied_[t] && applied_[t]->skip > 0) {
+      // A replay's first rows without a key, which the target took before
+      // (counted there with them), go no further.
+      uint64_t& skip = applied_[t]->skip;
+      rows.keep_if([&](uint32_t) {
+        if (skip == 0) return true;
+        --skip;
+        return false;
+      });
+      if (rows.empty()) return;
+    }
     if (gone_[t]) {
       rows.clear();
       return;
@@ -402,6 +423,10 @@ class MySqlTablesSink final : public Sink {
         if (sink) sink->snapshot_state(id);
       }
     });
+    // Every row is flushed and committed now.
+    for (size_t t = 0; t < applied_.size(); ++t) {
+      if (applied_[t]) rows_applied_state(t).set(static_cast<int64_t>(applied_[t]->rows));
+    }
   }
   void notify_checkpoint_complete(int64_t id) override {
     for (const auto& sink : sinks_) {
@@ -434,6 +459,53 @@ class MySqlTablesSink final : public Sink {
   }
 
  private:
+  bool exactly_once() const {
+    return options_.delivery == MySqlSinkOptions::Delivery::kExactlyOnce;
+  }
+
+  ValueState<int64_t> rows_applied_state(size_t t) {
+    return contexts_[t]->value_state<int64_t>("rows-applied");
+  }
+
+  // Of table t, without a key and written at least once: its rows counted
+  // (AppliedRows), from the count its target has in a restored run, which
+  // may be ahead of the checkpoint's: the rows replayed up to it are there
+  // already. A fresh run counts from none.
+  std::shared_ptr<AppliedRows> applied_rows(size_t t) {
+    if (applied_.size() <= t) applied_.resize(t + 1);
+    if (applied_[t]) return applied_[t];
+    MySqlConnection connection(options_.url);
+    // By source table: tables merged into one target count apart. The
+    // count goes on over the table's life in the job, dropped and made
+    // again, as the replay's rows do.
+    connection.execute(std::string("CREATE TABLE IF NOT EXISTS ") + kRowsAppliedTable +
+                       " (job VARCHAR(255) NOT NULL, source_table VARCHAR(129) NOT NULL, applied "
+                       "BIGINT UNSIGNED NOT NULL, PRIMARY KEY (job, source_table))");
+    const std::string job = connection.quote(contexts_[t]->subtask().job_name);
+    const std::string table = connection.quote(tables_[t].name);
+    auto applied = std::make_shared<AppliedRows>();
+    applied->upsert =
+        std::string("INSERT INTO ") + kRowsAppliedTable + " VALUES (" + job + ", " + table + ", ";
+    if (restored_) {
+      const auto found = connection.query(std::string("SELECT applied FROM ") + kRowsAppliedTable +
+                                          " WHERE job = " + job + " AND source_table = " + table);
+      const uint64_t there = found.empty() ? 0 : std::stoull(found[0][0].value_or("0"));
+      const auto checkpointed = static_cast<uint64_t>(rows_applied_state(t).get().value_or(0));
+      applied->rows = there;
+      applied->skip = there > checkpointed ? there - checkpointed : 0;
+      if (applied->skip > 0) {
+        spdlog::info(
+            "mysql sink: table '{}' (without a key) took {} rows after the checkpoint, which the "
+            "replay brings again: they are not written twice",
+            targets_[t].table, applied->skip);
+      }
+    } else {
+      connection.execute(applied->sql(0));
+    }
+    applied_[t] = applied;
+    return applied;
+  }
+
   // Runs `flushes` in one transaction where the tables share a connection.
   template <typename F>
   void in_group(F&& flushes) {
@@ -525,7 +597,7 @@ class MySqlTablesSink final : public Sink {
     std::optional<Value> name;
     if (const std::string& column = targets_[t].table_column; !column.empty()) {
       kept.push_back({column, DataType::string()});
-      key.push_back(column);
+      if (!key.empty()) key.push_back(column);
       name = Value(tables_[t].name);
     }
     // Keyed anew after the checkpoint: the rows replayed before that
@@ -541,11 +613,13 @@ class MySqlTablesSink final : public Sink {
                         return std::any_of(kept.begin(), kept.end(),
                                            [&](const Column& c) { return same_name(c.name, k); });
                       });
-      if (kept_key) {
+      // Or it has no key now (made again without one, say): the changes
+      // go as rows without a key, as they did when it had none.
+      if (kept_key || target->primary_key.empty()) {
         spdlog::info(
             "mysql sink: table '{}' is keyed anew after the checkpoint: the changes "
-            "replayed are written by its key",
-            options.table);
+            "replayed are written by its key{}",
+            options.table, target->primary_key.empty() ? ", none" : "");
         key = target->primary_key;
         rekeyed = true;
       }
@@ -559,6 +633,10 @@ class MySqlTablesSink final : public Sink {
     SessionConnector connect;
     if (shared_) connect = [this](const MySqlSession&) { return shared_->connect(); };
     options.parallelism = 1;  // the subtask of this sink writes all of the table
+    if (!written->has_primary_key()) {
+      options.mode = MySqlSinkOptions::Mode::kRows;
+      if (!exactly_once()) options.applied_rows = applied_rows(t);
+    }
     std::unique_ptr<Sink> sink = mysql_sink(options, std::move(connect))
                                      .for_input({.schema = *written})
                                      .create(contexts_[t]->subtask());
@@ -922,6 +1000,8 @@ class MySqlTablesSink final : public Sink {
   // A table whose target this sink dropped or renamed after the checkpoint
   // the run resumed from, until its next schema change (open_table()).
   std::vector<bool> gone_;
+  // Per table without a key, at least once: its rows counted (applied_rows()).
+  std::vector<std::shared_ptr<AppliedRows>> applied_;
   bool restored_ = false;       // the run resumed from a checkpoint
   bool checkpointed_ = false;   // a checkpoint of this run completed
   bool noted_created_ = false;  // kCreatedTable holds targets of this job
@@ -1012,9 +1092,10 @@ std::vector<std::string> target_alterations(const TableInfo& target,
     previous = column.name;
   }
   // The source's key, and after it the target's own key columns (a table
-  // column of merged shards).
-  if (!change.key.empty()) {
-    std::vector<std::string> wanted = change.key;
+  // column of merged shards); none for a source without a key, whose rows
+  // may repeat.
+  std::vector<std::string> wanted = change.key;
+  if (!wanted.empty()) {
     for (const std::string& k : target.primary_key) {
       const auto named = [&](const std::string& name) { return same_name(name, k); };
       const bool of_source = find_column(change.after, k) != npos ||
@@ -1023,14 +1104,15 @@ std::vector<std::string> target_alterations(const TableInfo& target,
                                          [&](const auto& r) { return named(r.first); });
       if (!of_source && std::none_of(wanted.begin(), wanted.end(), named)) wanted.push_back(k);
     }
-    if (!std::equal(key.begin(), key.end(), wanted.begin(), wanted.end(), same_name)) {
-      std::string columns;
-      for (const std::string& k : wanted) {
-        columns += (columns.empty() ? "" : ", ") + quote_identifier(k);
-      }
-      out.push_back(std::string(key.empty() ? "" : "DROP PRIMARY KEY, ") + "ADD PRIMARY KEY (" +
-                    columns + ")");
+  }
+  if (!std::equal(key.begin(), key.end(), wanted.begin(), wanted.end(), same_name)) {
+    std::string columns;
+    for (const std::string& k : wanted) {
+      columns += (columns.empty() ? "" : ", ") + quote_identifier(k);
     }
+    out.push_back(wanted.empty() ? "DROP PRIMARY KEY"
+                  : key.empty()  ? "ADD PRIMARY KEY (" + columns + ")"
+                                 : "DROP PRIMARY KEY, ADD PRIMARY KEY (" + columns + ")");
   }
   out.insert(out.end(), nullable.begin(), nullable.end());
   if (!change.collation.empty() && change.collation != target.collation) {
@@ -1065,17 +1147,6 @@ SinkDef mysql_tables_sink(const MySqlSinkOptions& options, const std::vector<Tab
         return std::make_unique<MySqlTablesSink>(options, tables, targets, create_tables, behavior,
                                                  routes);
       },
-      .check =
-          [](const StreamType& input) {
-            std::vector<std::string> problems;
-            for (const TableSchema& table : input.tables) {
-              if (!table.schema.has_primary_key()) {
-                problems.push_back("table '" + table.name +
-                                   "' has no primary key: the sink writes each table by its key");
-              }
-            }
-            return problems;
-          },
       .takes_tables = true,
       .waits_on_io = true,  // on the server, for every statement
       // A target per route; the first table routed there gives its columns.
@@ -1090,7 +1161,7 @@ SinkDef mysql_tables_sink(const MySqlSinkOptions& options, const std::vector<Tab
               std::vector<Column> columns = table.schema.columns();
               columns.push_back({routed.table_column, DataType::string()});
               std::vector<std::string> key = table.schema.primary_key_names();
-              key.push_back(routed.table_column);
+              if (!key.empty()) key.push_back(routed.table_column);
               out.schema = Schema(std::move(columns), std::move(key));
               out.constant_column = routed.table_column;
               out.constant = table.name;
