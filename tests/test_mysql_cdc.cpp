@@ -72,6 +72,38 @@ std::string cli_command(const testing::TestTable& source, const testing::TestTab
 
 }  // namespace
 
+TEST_CASE(
+    "a streamed result gives every row the server sends, and fails where the connection breaks "
+    "off",
+    "[mysql]") {
+  testing::TestDatabase db;
+  MySqlConnection sql(db.url());
+  sql.execute("CREATE TABLE t (a INT, b VARCHAR(100))");
+  sql.execute("INSERT INTO t SELECT seq, REPEAT('x', 100) FROM seq_1_to_200000");
+  {
+    MySqlConnection reader(db.url());
+    MySqlResult rows = reader.query_stream("SELECT a, b FROM t");
+    size_t n = 0;
+    int64_t sum = 0;
+    while (rows.next()) {
+      ++n;
+      sum += std::stoll(std::string(*rows.fields()[0]));
+    }
+    CHECK(n == 200000);
+    CHECK(sum == int64_t{200000} * 200001 / 2);
+  }
+  // Killed while the server still sends: an error, not an early end.
+  MySqlConnection reader(db.url());
+  MySqlResult rows = reader.query_stream("SELECT a, b FROM t");
+  REQUIRE(rows.next());
+  sql.execute("KILL " + std::to_string(reader.thread_id()));
+  const auto read_all = [&] {
+    while (rows.next()) {
+    }
+  };
+  CHECK_THROWS_AS(read_all(), MySqlError);
+}
+
 TEST_CASE("mysql-cdc: a snapshot taken during writes and the binlog after it meet exactly",
           "[mysql][cdc]") {
   const uint32_t seed = testing::test_seed();

@@ -403,22 +403,43 @@ MySqlResult MySqlConnection::query_result(std::string_view sql) {
   return MySqlResult(result);
 }
 
-MySqlResult::MySqlResult(MYSQL_RES* result)
-    : result_(result), fields_(result ? mysql_num_fields(result) : 0) {}
+MySqlResult MySqlConnection::query_stream(std::string_view sql) {
+  call_starting();
+  if (mysql_real_query(mysql_, sql.data(), sql.size()) != 0) {
+    throw_error(shortened_sql(sql));
+  }
+  MYSQL_RES* result = mysql_use_result(mysql_);
+  if (result == nullptr && mysql_errno(mysql_) != 0) throw_error(shortened_sql(sql));
+  return MySqlResult(result, this);
+}
+
+MySqlResult::MySqlResult(MYSQL_RES* result, MySqlConnection* streamed_from)
+    : result_(result),
+      streamed_from_(streamed_from),
+      fields_(result ? mysql_num_fields(result) : 0) {}
 
 MySqlResult::~MySqlResult() {
   if (result_) mysql_free_result(result_);
 }
 
 MySqlResult::MySqlResult(MySqlResult&& other) noexcept
-    : result_(std::exchange(other.result_, nullptr)), fields_(std::move(other.fields_)) {}
+    : result_(std::exchange(other.result_, nullptr)),
+      streamed_from_(other.streamed_from_),
+      fields_(std::move(other.fields_)) {}
 
 size_t MySqlResult::size() const { return result_ ? mysql_num_rows(result_) : 0; }
 
 bool MySqlResult::next() {
   if (result_ == nullptr) return false;
+  if (streamed_from_) streamed_from_->call_starting();
   MYSQL_ROW values = mysql_fetch_row(result_);
-  if (values == nullptr) return false;
+  if (values == nullptr) {
+    // The end, or a stream that broke off.
+    if (streamed_from_ && mysql_errno(streamed_from_->raw()) != 0) {
+      streamed_from_->throw_error("reading a result");
+    }
+    return false;
+  }
   const unsigned long* lengths = mysql_fetch_lengths(result_);
   for (size_t i = 0; i < fields_.size(); ++i) {
     fields_[i] = values[i] ? std::optional<std::string_view>(std::in_place, values[i], lengths[i])

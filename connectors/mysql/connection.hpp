@@ -140,21 +140,26 @@ struct MySqlSession {
   MySqlCanceller* canceller = nullptr;
 };
 
-/// A query's result, read whole from the server: its rows, one after the
-/// other, as views of their fields.
+class MySqlConnection;
+
+/// A query's result, read whole from the server, or as it sends it
+/// (MySqlConnection::query_stream()): its rows, one after the other, as
+/// views of their fields.
 class MySqlResult {
  public:
-  /// `result` may be null: no rows.
-  explicit MySqlResult(st_mysql_res* result);
+  /// `result` may be null: no rows. `streamed_from`: the connection a
+  /// result not read whole comes on, whose errors next() throws.
+  explicit MySqlResult(st_mysql_res* result, MySqlConnection* streamed_from = nullptr);
   ~MySqlResult();
   MySqlResult(MySqlResult&& other) noexcept;
   MySqlResult& operator=(MySqlResult&&) = delete;
   MySqlResult(const MySqlResult&) = delete;
   MySqlResult& operator=(const MySqlResult&) = delete;
 
-  /// Rows in the result.
+  /// Rows in the result (read so far, of one streamed).
   size_t size() const;
   /// Moves to the next row (the first, at the start); false past the last.
+  /// Throws MySqlError where a streamed result broke off.
   bool next();
   /// The current row's fields, one per column, nullopt for NULL; valid
   /// until next().
@@ -162,6 +167,7 @@ class MySqlResult {
 
  private:
   st_mysql_res* result_;
+  MySqlConnection* streamed_from_;
   std::vector<std::optional<std::string_view>> fields_;
 };
 
@@ -188,6 +194,10 @@ class MySqlConnection {
   /// Runs a query and returns its result, read whole, to be gone through
   /// row by row with no copy.
   MySqlResult query_result(std::string_view sql);
+  /// Runs a query and returns its result as the server sends it
+  /// (mysql_use_result): for rows too many to hold. Nothing else runs on
+  /// the connection until the result is gone, which reads what is left.
+  MySqlResult query_stream(std::string_view sql);
   uint64_t affected_rows() const;
   /// The server's id for this connection (what KILL takes).
   uint64_t thread_id() const;

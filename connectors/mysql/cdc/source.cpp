@@ -632,7 +632,7 @@ class MySqlCdcSource final : public Source {
         matched = match_tables(*definitions_, options_.patterns);
         definitions = current_definitions(matched);
       }
-      keyless_read_ = 0;  // another scan: a table without a key is read again whole
+      scan_.reset();  // a table without a key is read again whole
       snapshot_ = std::make_unique<MySqlConnection>(options_.url, session());
       snapshot_->execute("SET SESSION time_zone = '+00:00'");  // TIMESTAMPs as the binlog has them
       snapshot_->execute("SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ");
@@ -1094,19 +1094,15 @@ class MySqlCdcSource final : public Source {
     }
     std::string sql = "SELECT " + columns + " FROM " + quote_identifier(table.database) + "." +
                       quote_identifier(table.table);
+    // Without a key to resume at, a table is read in one scan, a chunk of
+    // it at a time: no checkpoint can name a place in it, so a restore
+    // reads it again whole, and its target loses whatever rows it has
+    // first (an earlier run's, or this one's before a new snapshot).
     const bool keyless = !schema.has_primary_key();
-    if (keyless) {
-      // No key to resume at: the chunks are places in one scan of the
-      // snapshot's rows, which a checkpoint cannot name, so that a restore
-      // reads the table again whole. Its target loses whatever rows it has
-      // first (an earlier run's, or this one's before a new snapshot).
-      if (keyless_read_ == 0) {
-        out.change_schema(schema_change(reading(), table, "read whole, having no key", {}, {},
-                                        resume_->position, {}, MySqlSchemaChange::Kind::kReread));
-      }
-      sql += " LIMIT " + std::to_string(options_.chunk_rows) + " OFFSET " +
-             std::to_string(keyless_read_);
-    } else {
+    if (keyless && !scan_) {
+      out.change_schema(schema_change(reading(), table, "read whole, having no key", {}, {},
+                                      resume_->position, {}, MySqlSchemaChange::Kind::kReread));
+    } else if (!keyless) {
       if (!last_key_.empty()) sql += " WHERE " + order.after(*snapshot_, last_key_);
       sql += " ORDER BY " + order.columns() + " LIMIT " + std::to_string(options_.chunk_rows);
     }
@@ -1118,20 +1114,33 @@ class MySqlCdcSource final : public Source {
                              " columns, its stream " + std::to_string(batch.schema().size()));
     }
     const std::optional<int64_t> position = resume_->position.packed();
+    const auto put = [&](const MySqlResult& result, uint32_t at) {
+      const auto fields = result.fields();
+      for (size_t c = 0; c < fields.size(); ++c) {
+        if (fields[c]) {
+          set_field(batch.column(c), at, *fields[c], batch.schema().column(c).type);
+        } else {
+          batch.column(c).set_null(at, true);
+        }
+      }
+      if (position) batch.set_position(at, *position | kSnapshotRow);
+    };
     size_t rows = 0;
     try {
-      MySqlResult result = snapshot_->query_result(sql);
-      rows = result.size();
-      for (uint32_t at = batch.add_rows(static_cast<uint32_t>(rows)); result.next(); ++at) {
-        const auto fields = result.fields();
-        for (size_t c = 0; c < fields.size(); ++c) {
-          if (fields[c]) {
-            set_field(batch.column(c), at, *fields[c], batch.schema().column(c).type);
-          } else {
-            batch.column(c).set_null(at, true);
-          }
+      if (keyless) {
+        if (!scan_) {
+          // The server waits on the scan while the stream downstream is full.
+          snapshot_->execute("SET SESSION net_write_timeout = 3600");
+          scan_.emplace(snapshot_->query_stream(sql));
         }
-        if (position) batch.set_position(at, *position | kSnapshotRow);
+        for (; rows < options_.chunk_rows && scan_->next(); ++rows) put(*scan_, batch.add_rows(1));
+        if (rows < options_.chunk_rows) scan_.reset();  // read to its end
+      } else {
+        MySqlResult result = snapshot_->query_result(sql);
+        rows = result.size();
+        for (uint32_t at = batch.add_rows(static_cast<uint32_t>(rows)); result.next(); ++at) {
+          put(result, at);
+        }
       }
       progress_of(reading()).read->add(rows);
     } catch (const MySqlError& e) {
@@ -1144,10 +1153,10 @@ class MySqlCdcSource final : public Source {
       }
       spdlog::info("mysql-cdc {}: {} changed under the snapshot ({}); taking a new one", names_,
                    table.table, e.message());
+      scan_.reset();
       snapshot_.reset();
       return;
     }
-    keyless_read_ += keyless ? rows : 0;
     if (rows > 0 && !keyless) {
       last_key_.clear();
       for (size_t k : schema.primary_key()) {
@@ -1165,7 +1174,6 @@ class MySqlCdcSource final : public Source {
       progress.estimated->set(progress.read->get());
     }
     last_key_.clear();
-    keyless_read_ = 0;
     if (++table_index_ < snapshot_order_.size()) return;  // in the same snapshot
     end_snapshot();
   }
@@ -1204,10 +1212,10 @@ class MySqlCdcSource final : public Source {
   // began (empty: none there); see capture_unread().
   std::map<size_t, std::string> unread_;
   std::vector<Value> last_key_;  // the snapshot's last key emitted there
-  // Of a table without a primary key, the rows of its scan emitted so far
-  // in this snapshot (read_chunk()).
-  uint64_t keyless_read_ = 0;
   std::unique_ptr<MySqlConnection> snapshot_;
+  // The scan of a table without a primary key being read (read_chunk()),
+  // on snapshot_, and gone before it.
+  std::optional<MySqlResult> scan_;
   std::unique_ptr<BinlogReader> catch_up_;
   std::unique_ptr<BinlogReader> reader_;
   BinlogChanges changes_;
