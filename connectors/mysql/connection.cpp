@@ -393,24 +393,18 @@ std::vector<std::vector<std::optional<std::string>>> MySqlConnection::query(std:
   return rows;
 }
 
-MySqlResult MySqlConnection::query_result(std::string_view sql) {
-  call_starting();
-  if (mysql_real_query(mysql_, sql.data(), sql.size()) != 0) {
-    throw_error(shortened_sql(sql));
-  }
-  MYSQL_RES* result = mysql_store_result(mysql_);
-  if (result == nullptr && mysql_errno(mysql_) != 0) throw_error(shortened_sql(sql));
-  return MySqlResult(result);
-}
+MySqlResult MySqlConnection::query_result(std::string_view sql) { return run_query(sql, false); }
 
-MySqlResult MySqlConnection::query_stream(std::string_view sql) {
+MySqlResult MySqlConnection::query_stream(std::string_view sql) { return run_query(sql, true); }
+
+MySqlResult MySqlConnection::run_query(std::string_view sql, bool streamed) {
   call_starting();
   if (mysql_real_query(mysql_, sql.data(), sql.size()) != 0) {
     throw_error(shortened_sql(sql));
   }
-  MYSQL_RES* result = mysql_use_result(mysql_);
+  MYSQL_RES* result = streamed ? mysql_use_result(mysql_) : mysql_store_result(mysql_);
   if (result == nullptr && mysql_errno(mysql_) != 0) throw_error(shortened_sql(sql));
-  return MySqlResult(result, this);
+  return MySqlResult(result, streamed ? this : nullptr);
 }
 
 MySqlResult::MySqlResult(MYSQL_RES* result, MySqlConnection* streamed_from)

@@ -222,6 +222,8 @@ class MySqlConnection {
  private:
   friend class MySqlCanceller;
   void cancel();
+  // query_result(), or query_stream() if `streamed`.
+  MySqlResult run_query(std::string_view sql, bool streamed);
   // One attempt, with TLS or without, as `url` asks.
   void connect(const MySqlUrl& url, const MySqlSession& session, bool tls);
 

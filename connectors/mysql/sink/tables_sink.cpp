@@ -317,6 +317,7 @@ class MySqlTablesSink final : public Sink {
       context.register_cancel_action([this] { canceller_.cancel(); });
     }
     prepare_targets();
+    if (!restored_ && !exactly_once()) forget_rows_applied();
     sinks_.resize(tables_.size());
     fitted_.resize(tables_.size());
     gone_.resize(tables_.size());
@@ -467,10 +468,23 @@ class MySqlTablesSink final : public Sink {
     return contexts_[t]->value_state<int64_t>("rows-applied");
   }
 
+  // A fresh run counts afresh: an earlier run's counts of this job's tables
+  // (one that went on with restore=none, say) say nothing of this one's,
+  // even of a table whose count starts only after a checkpoint.
+  void forget_rows_applied() {
+    MySqlConnection connection(options_.url);
+    try {
+      connection.execute(std::string("DELETE FROM ") + kRowsAppliedTable +
+                         " WHERE job = " + connection.quote(context_->subtask().job_name));
+    } catch (const MySqlError& e) {
+      if (e.code() != 1146) throw;  // ER_NO_SUCH_TABLE: none counted
+    }
+  }
+
   // Of table t, without a key and written at least once: its rows counted
   // (AppliedRows), from the count its target has in a restored run, which
   // may be ahead of the checkpoint's: the rows replayed up to it are there
-  // already. A fresh run counts from none.
+  // already. A fresh run counts from none (forget_rows_applied()).
   std::shared_ptr<AppliedRows> applied_rows(size_t t) {
     if (applied_.size() <= t) applied_.resize(t + 1);
     if (applied_[t]) return applied_[t];
@@ -499,8 +513,6 @@ class MySqlTablesSink final : public Sink {
             "replay brings again: they are not written twice",
             targets_[t].table, applied->skip);
       }
-    } else {
-      connection.execute(applied->sql(0));
     }
     applied_[t] = applied;
     return applied;
