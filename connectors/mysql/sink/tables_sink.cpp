@@ -630,8 +630,8 @@ class MySqlTablesSink final : public Sink {
       if (kept_key || target->primary_key.empty()) {
         spdlog::info(
             "mysql sink: table '{}' is keyed anew after the checkpoint: the changes "
-            "replayed are written by its key{}",
-            options.table, target->primary_key.empty() ? ", none" : "");
+            "replayed are written {}",
+            options.table, target->primary_key.empty() ? "as rows without a key" : "by its key");
         key = target->primary_key;
         rekeyed = true;
       }
