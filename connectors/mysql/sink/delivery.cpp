@@ -157,8 +157,8 @@ void ExactlyOnceDelivery::recover(std::unique_ptr<SinkConnection> connection, Si
 // completes, and a write that waits for one of them would wait for a
 // commit that this very thread has to make: keys it wrote stay buffered
 // until then, and with keys whose bytes do not tell equality (a
-// collation), or without a key, everything does. The completion always comes before the
-// next barrier.
+// collation), or without a key, everything does. The completion always
+// comes before the next barrier.
 size_t ExactlyOnceDelivery::flush(SinkBuffer& buffer, bool resolve_held) {
   const bool prepared = !committer_.prepared().empty();
   if (prepared && (buffer.keeps_order() || wait_for_commit_)) return 0;

@@ -19,14 +19,14 @@ namespace sluice {
 /// those it has not (MySqlTablesSink), which rows without a key cannot.
 struct AppliedRows {
   /// The marker row's upsert, up to its count: "INSERT INTO … VALUES
-  /// ('job', 'target', ". See sql().
+  /// ('job', 'db.table', ". See sql().
   std::string upsert;
   /// Input rows flushed so far; each flush's transaction sets the marker to it.
   uint64_t rows = 0;
   /// Rows to come that the target has already (a replay), not written again.
   uint64_t skip = 0;
 
-  /// The statement that sets the marker to `rows`.
+  /// The statement that sets the marker to `count`.
   std::string sql(uint64_t count) const {
     return upsert + std::to_string(count) + ") ON DUPLICATE KEY UPDATE applied = VALUES(applied)";
   }
