@@ -170,10 +170,12 @@ StatementWriter::StatementWriter(const std::string& table, const Schema& input,
   upsert_.row = "(" + join(params) + ")";
   upsert_.separator = ", ";
   if (!upsert) {
-    delete_one_.columns = upsert_.columns;
-    delete_one_.types = upsert_.types;
-    delete_one_.one_row = true;
-    fit_to(TableInfo{}, input, {});
+    if (key.empty()) {  // rows without a key, which a delete finds by every column (append())
+      delete_one_.columns = upsert_.columns;
+      delete_one_.types = upsert_.types;
+      delete_one_.one_row = true;
+      fit_to(TableInfo{}, input, {});
+    }
     return;
   }
   upsert_.tail = " ON DUPLICATE KEY UPDATE " + join(updates);
