@@ -39,21 +39,27 @@ std::string whole_database_command(const std::string& database, const std::strin
          " --set checkpoint.interval=50ms --set engine.flush.interval=10ms";
 }
 
+// Every column's values, INVISIBLE ones too, by the table's first two columns.
 std::vector<std::vector<std::optional<std::string>>> rows_of(MySqlConnection& sql,
                                                              const std::string& database,
                                                              const std::string& table) {
-  return sql.query("SELECT * FROM " + quote_identifier(database) + "." + quote_identifier(table) +
-                   " ORDER BY 1, 2");
+  std::string columns;
+  for (const TableColumn& c : sql.describe_table(table, database).columns)
+    columns += (columns.empty() ? "" : ", ") + quote_identifier(c.name);
+  return sql.query("SELECT " + columns + " FROM " + quote_identifier(database) + "." +
+                   quote_identifier(table) + " ORDER BY 1, 2");
 }
 
 // What information_schema says of a table's columns, a line each: name,
-// type, charset, collation, nullability, whether in the primary key; and
+// type, charset, collation, nullability, whether in the primary key and
+// whether INVISIBLE; and
 // its default collation.
 std::vector<std::string> shape_of(MySqlConnection& sql, const std::string& database,
                                   const std::string& table) {
   auto rows = sql.query(
       "SELECT COLUMN_NAME, COLUMN_TYPE, CHARACTER_SET_NAME, COLLATION_NAME, IS_NULLABLE, "
-      "COLUMN_KEY = 'PRI' FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = " +
+      "COLUMN_KEY = 'PRI', EXTRA LIKE '%INVISIBLE%' FROM information_schema.COLUMNS WHERE "
+      "TABLE_SCHEMA = " +
       sql.quote(database) + " AND TABLE_NAME = " + sql.quote(table) + " ORDER BY ORDINAL_POSITION");
   const auto collation = sql.query("SELECT TABLE_COLLATION FROM information_schema.TABLES WHERE " +
                                    std::string("TABLE_SCHEMA = ") + sql.quote(database) +
@@ -95,7 +101,7 @@ const std::vector<std::pair<std::string, std::string>> kShop = {
      "DATETIME(3))"},
     {"orders_2",
      "(id BIGINT PRIMARY KEY, customer INT NOT NULL, amount DECIMAL(12,2), note TEXT, created "
-     "DATETIME(3))"},
+     "DATETIME(3) INVISIBLE)"},
     {"items",
      "(order_id BIGINT, line SMALLINT UNSIGNED, sku CHAR(8) CHARACTER SET ascii, qty INT, "
      "PRIMARY KEY (order_id, line))"},
@@ -171,7 +177,8 @@ TEST_CASE(
       "'2025-01-01' + INTERVAL seq DAY FROM seq_1_to_60");
   for (const char* orders : {"orders_1", "orders_2"}) {
     sql.execute(std::string("INSERT INTO ") + orders +
-                " SELECT seq, seq % 60 + 1, seq / 8, REPEAT('n', seq % 7), "
+                " (id, customer, amount, note, created) SELECT seq, seq % 60 + 1, seq / 8, "
+                "REPEAT('n', seq % 7), "
                 "'2026-03-04 05:06:07.891' FROM seq_1_to_300");
   }
   sql.execute(
@@ -608,7 +615,8 @@ namespace {
 
 // The DDL a writer runs on the shop's two tables, with changes between:
 // columns added (anywhere, with defaults), dropped, renamed, changed in
-// type and charset, moved; several clauses in one statement.
+// type and charset, moved, made INVISIBLE; several clauses in one
+// statement.
 const std::vector<std::string> kSchemaChanges = {
     "ALTER TABLE orders ADD COLUMN status VARCHAR(12) NOT NULL DEFAULT 'new' AFTER id",
     "ALTER TABLE customers ADD COLUMN vip BOOLEAN DEFAULT 0 FIRST, MODIFY name VARCHAR(80)",
@@ -620,6 +628,7 @@ const std::vector<std::string> kSchemaChanges = {
     "ALTER TABLE customers CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_bin",
     // Its name joins the key: an update of a name moves the row.
     "ALTER TABLE customers DROP PRIMARY KEY, ADD PRIMARY KEY (id, name)",
+    "ALTER TABLE orders MODIFY remark VARCHAR(100) CHARACTER SET latin1 INVISIBLE",
 };
 
 // Changes to the shop's rows that fit the columns after `changes` of

@@ -151,6 +151,7 @@ std::string column_sql(const TableColumn& c) {
   if (!c.charset.empty()) sql += " CHARACTER SET " + c.charset + " COLLATE " + c.collation;
   sql += c.nullable ? " NULL" : " NOT NULL";
   if (!c.default_sql.empty()) sql += " DEFAULT " + c.default_sql;
+  if (c.invisible) sql += " INVISIBLE";
   return sql;
 }
 
@@ -475,8 +476,8 @@ std::optional<TableInfo> MySqlConnection::find_table(const std::string& table,
   for (const auto& row :
        query("SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE, CHARACTER_SET_NAME, "
              "COLLATION_NAME, CHARACTER_OCTET_LENGTH, COLUMN_DEFAULT IS NOT NULL OR "
-             "EXTRA LIKE '%auto_increment%' OR EXTRA LIKE '%GENERATED%' "
-             "FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = " +
+             "EXTRA LIKE '%auto_increment%' OR EXTRA LIKE '%GENERATED%', "
+             "EXTRA LIKE '%INVISIBLE%' FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = " +
              schema + " AND TABLE_NAME = " + quote(table) + " ORDER BY ORDINAL_POSITION")) {
     // (A nullable column without a default gets NULL.)
     info.columns.push_back({.name = *row[0],
@@ -485,7 +486,8 @@ std::optional<TableInfo> MySqlConnection::find_table(const std::string& table,
                             .charset = row[3].value_or(""),
                             .collation = row[4].value_or(""),
                             .octet_length = std::stoull(row[5].value_or("0")),
-                            .filled_by_server = row[2] == "YES" || row[6] == "1"});
+                            .filled_by_server = row[2] == "YES" || row[6] == "1",
+                            .invisible = row[7] == "1"});
   }
   if (info.columns.empty()) return std::nullopt;
   std::map<std::string, TableIndex> unique;

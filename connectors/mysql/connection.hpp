@@ -63,6 +63,9 @@ struct TableColumn {
   /// Its DEFAULT as SHOW CREATE TABLE writes it ("1.50", "'a''b'",
   /// "current_timestamp()"), where it was read from there; else empty.
   std::string default_sql;
+  /// MariaDB's INVISIBLE: left out of `SELECT *` and of an INSERT without
+  /// a column list.
+  bool invisible = false;
 
   /// An ENUM's or a SET's values, in the order its type lists them (the
   /// first is ENUM index 1, or SET bit 0); empty for other types.

@@ -106,6 +106,7 @@ CapturedTable SchemaHistory::read_copy(const std::string& database, const std::s
     column.filled_by_server = column.nullable || row.at(5).has_value() ||
                               extra.find("auto_increment") != std::string::npos ||
                               extra.find("GENERATED") != std::string::npos;
+    column.invisible = extra.find("INVISIBLE") != std::string::npos;
     info.columns.push_back(std::move(column));
   }
   for (const auto& row :

@@ -1038,7 +1038,7 @@ size_t find_column(const std::vector<TableColumn>& columns, const std::string& n
 
 bool same_definition(const TableColumn& a, const TableColumn& b) {
   return a.column_type == b.column_type && a.charset == b.charset && a.collation == b.collation &&
-         a.nullable == b.nullable;
+         a.nullable == b.nullable && a.invisible == b.invisible;
 }
 
 }  // namespace
