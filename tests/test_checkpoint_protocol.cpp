@@ -169,6 +169,17 @@ class FakeTask final : public CheckpointParticipant {
   std::mutex& mutex_;
 };
 
+// Runs the coordinator's timer thread; stops and joins it however the test
+// ends.
+struct TimerThread {
+  boost::asio::io_context& io;
+  std::thread thread{[this] { io.run(); }};
+  ~TimerThread() {
+    io.stop();
+    thread.join();
+  }
+};
+
 }  // namespace
 
 TEST_CASE("the coordinator tells every task how n ended before it triggers n+1", "[checkpoint]") {
@@ -183,15 +194,7 @@ TEST_CASE("the coordinator tells every task how n ended before it triggers n+1",
   CheckpointCoordinator coordinator(io, options, storage, "protocol", {{"source", 1}, {"sink", 1}},
                                     {&source, &sink}, 1);
   coordinator.start();
-  // Stops and joins the timer thread however the test ends.
-  struct Timer {
-    boost::asio::io_context& io;
-    std::thread thread{[this] { io.run(); }};
-    ~Timer() {
-      io.stop();
-      thread.join();
-    }
-  } timer{io};
+  TimerThread timer{io};
   // Acknowledge checkpoints 1 and 2 from both tasks, as they are triggered.
   for (int64_t id = 1; id <= 2; ++id) {
     REQUIRE(testing::wait_until([&] {
@@ -211,6 +214,45 @@ TEST_CASE("the coordinator tells every task how n ended before it triggers n+1",
   CHECK(std::vector<std::string>(log.begin(), log.begin() + 7) == expected);
 }
 
+TEST_CASE("a requested checkpoint does not wait for the interval, but for the min-pause",
+          "[checkpoint]") {
+  testing::TempDir dir;
+  const CheckpointStorage storage(dir.path(), "requested");
+  std::vector<std::string> log;
+  std::mutex mutex;
+  FakeTask source(true, log, mutex), sink(false, log, mutex);
+  const auto logged = [&](const std::string& event) {
+    std::lock_guard<std::mutex> lock(mutex);
+    return std::find(log.begin(), log.end(), event) != log.end();
+  };
+  const bool paused = GENERATE(false, true);
+  INFO("checkpoint.min-pause: " << (paused ? "1h" : "0"));
+  RuntimeOptions options = RuntimeOptions::without_checkpoints();
+  options.checkpoint_interval = std::chrono::hours(1);
+  if (paused) options.checkpoint_min_pause = std::chrono::hours(1);
+  boost::asio::io_context io;
+  CheckpointCoordinator coordinator(io, options, storage, "requested", {{"source", 1}, {"sink", 1}},
+                                    {&source, &sink}, 1);
+  coordinator.start();
+  TimerThread timer{io};
+  coordinator.request_checkpoint();
+  if (paused) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    CHECK_FALSE(logged("source trigger 1"));
+    return;
+  }
+  REQUIRE(testing::wait_until([&] { return logged("source trigger 1"); }));
+  // Asked for again while 1 is in flight: 2 follows it.
+  coordinator.request_checkpoint();
+  for (size_t task = 0; task < 2; ++task) coordinator.acknowledge({.id = 1, .task = task});
+  REQUIRE(testing::wait_until([&] { return logged("source trigger 2"); }));
+  // Not asked for: the next waits for the interval.
+  for (size_t task = 0; task < 2; ++task) coordinator.acknowledge({.id = 2, .task = task});
+  REQUIRE(testing::wait_until([&] { return logged("source complete 2"); }));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CHECK_FALSE(logged("source trigger 3"));
+}
+
 namespace {
 
 struct Acks final : CheckpointAcknowledger {
@@ -221,6 +263,7 @@ struct Acks final : CheckpointAcknowledger {
     acks.push_back(std::move(ack));
   }
   void source_ended() override {}
+  void request_checkpoint() override {}
   std::optional<int64_t> quiesce() override { return std::nullopt; }
 };
 

@@ -260,6 +260,55 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "mysql-to-mysql with checkpoints an hour apart reads its snapshot and follows tables made "
+    "and altered without waiting for the interval",
+    "[mysql][cdc]") {
+  // Each waits for a checkpoint: the snapshot for one that holds where it
+  // began, a schema change for one after the rows before it, a table made
+  // for one that holds where its snapshot began.
+  testing::TempDir dir;
+  testing::TestDatabase shop;
+  testing::TestDatabase replica;
+  MySqlConnection sql(shop.url());
+  sql.execute("CREATE TABLE a (id INT PRIMARY KEY, v INT)");
+  sql.execute("INSERT INTO a SELECT seq, seq FROM seq_1_to_10");
+  const std::string db = shop.url().database;
+  const std::string command =
+      std::string(SLUICE_CLI) + " run mysql-to-mysql --set source.url=" + url_of(db) +
+      " --set sink.url=" + url_of(replica.url().database) + " --set 'source.tables=" + db +
+      ".*' --set job.name=" + testing::unique_name("requested") +
+      " --set checkpoint.dir=" + dir.path().string() +
+      " --set schema.change.behavior=evolve --set checkpoint.interval=1h";
+  MySqlConnection target(replica.url());
+  const auto same = [&](const std::string& table) {
+    try {
+      return rows_of(target, replica.url().database, table) == rows_of(sql, db, table);
+    } catch (const std::exception&) {
+      return false;  // not made yet
+    }
+  };
+  testing::BackgroundCommand run(command + " 2>&1");
+  REQUIRE(testing::wait_until([&] { return same("a"); }));
+  for (int i = 0; i < 5; ++i) {
+    const std::string n = std::to_string(i);
+    sql.execute("CREATE TABLE t" + n + " (id INT PRIMARY KEY, v VARCHAR(10))");
+    sql.execute("INSERT INTO t" + n + " VALUES (1, 'one'), (2, 'two')");
+    sql.execute("ALTER TABLE a ADD COLUMN c" + n + " INT DEFAULT " + n);
+    sql.execute("INSERT INTO a (id) VALUES (" + std::to_string(100 + i) + ")");
+  }
+  const bool synced = testing::wait_until([&] {
+    for (int i = 0; i < 5; ++i) {
+      if (!same("t" + std::to_string(i))) return false;
+    }
+    return same("a");
+  });
+  const auto finished = run.signal(SIGINT);
+  INFO(finished.output);
+  CHECK(synced);
+  CHECK(finished.status == 130);
+}
+
+TEST_CASE(
     "mysql-to-mysql with source.tables creates targets of every column type and key type like "
     "their sources, without a key too, and copies every value exactly from the snapshot and the "
     "binlog, across a kill",
@@ -585,7 +634,9 @@ TEST_CASE(
             .value_or("0"));
   };
   if (kill.empty()) {
-    testing::BackgroundCommand first(command + " --set checkpoint.interval=1h 2>&1");
+    testing::BackgroundCommand first(command +
+                                     " --set checkpoint.interval=1h --set checkpoint.min-pause=1h "
+                                     "2>&1");
     // As long as a snapshot of 600 rows at 2,000 a second would take.
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     INFO(first.kill().output);
@@ -1587,7 +1638,8 @@ TEST_CASE(
                                                      job, dir, behavior, "at-least-once");
   {
     // No checkpoint completes: the run creates the targets and is killed.
-    testing::BackgroundCommand run(command + " --set checkpoint.interval=1h 2>&1");
+    testing::BackgroundCommand run(
+        command + " --set checkpoint.interval=1h --set checkpoint.min-pause=1h 2>&1");
     REQUIRE(testing::wait_until([&] { return target.find_table("renamed").has_value(); }));
     const auto killed = run.kill();
     INFO(killed.output);

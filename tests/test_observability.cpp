@@ -601,13 +601,14 @@ TEST_CASE("on a terminal, the progress line shows a CDC snapshot as a bar", "[my
   testing::TestTable target("progress_target", "id BIGINT PRIMARY KEY");
   source.connection().execute("INSERT INTO " + source.name() + " SELECT seq FROM seq_1_to_100");
   const std::string url = testing::test_mysql_url_text();
-  // A fresh snapshot sends nothing before its first checkpoint, an hour
-  // away: it stays at 0% as long as it runs. `script` gives it a terminal.
+  // A fresh snapshot sends nothing before its first checkpoint, which the
+  // min-pause puts an hour away: it stays at 0% as long as it runs. `script` gives it a terminal.
   testing::BackgroundCommand job(
       "script -qefc \"" + std::string(SLUICE_CLI) + " run mysql-to-mysql --set source.url=" + url +
       " --set sink.url=" + url + " --set source.table=" + source.name() +
       " --set sink.table=" + target.name() + " --set job.name=" + target.name() +
-      " --set checkpoint.interval=1h --set checkpoint.dir=" + dir.path().string() + "\" /dev/null");
+      " --set checkpoint.interval=1h --set checkpoint.min-pause=1h --set checkpoint.dir=" +
+      dir.path().string() + "\" /dev/null");
   CHECK(testing::wait_until([&] {
     return job.output().find("| snapshot [--------------------]   0%") != std::string::npos;
   }));

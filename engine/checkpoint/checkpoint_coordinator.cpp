@@ -28,7 +28,7 @@ CheckpointCoordinator::CheckpointCoordinator(boost::asio::io_context& io,
 }
 
 void CheckpointCoordinator::start() {
-  last_trigger_ = Clock::now();
+  last_trigger_ = last_end_ = Clock::now();
   schedule_next();
 }
 
@@ -43,6 +43,14 @@ void CheckpointCoordinator::source_ended() {
       trigger_timer_.cancel();
       trigger();
     }
+  });
+}
+
+void CheckpointCoordinator::request_checkpoint() {
+  boost::asio::post(io_, [this] {
+    if (requested_) return;
+    requested_ = true;
+    if (!in_flight_) schedule_next();  // sooner; else once the one in flight ends
   });
 }
 
@@ -72,11 +80,11 @@ std::vector<CheckpointStats> CheckpointCoordinator::stats() const {
 
 void CheckpointCoordinator::schedule_next() {
   if (finished_ || quiesced_) return;
-  const auto now = Clock::now();
-  auto at =
-      std::max(last_trigger_ + options_.checkpoint_interval, now + options_.checkpoint_min_pause);
-  // All input is in: commit the tail without waiting for the interval.
-  if (sources_ended_ == sources_) at = now + options_.checkpoint_min_pause;
+  const auto pause_over = last_end_ + options_.checkpoint_min_pause;
+  auto at = std::max(last_trigger_ + options_.checkpoint_interval, pause_over);
+  // All input is in, or a source waits for a checkpoint: without waiting
+  // for the interval.
+  if (sources_ended_ == sources_ || requested_) at = pause_over;
   trigger_timer_.expires_at(at);
   trigger_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (!ec && !in_flight_) trigger();
@@ -87,6 +95,7 @@ void CheckpointCoordinator::trigger() {
   if (quiesced_) return;
   InFlight checkpoint;
   checkpoint.id = next_id_++;
+  requested_ = false;
   checkpoint.final = sources_ended_ == sources_;
   checkpoint.started = Clock::now();
   checkpoint.triggered = std::chrono::system_clock::now();
@@ -148,6 +157,7 @@ void CheckpointCoordinator::complete() {
     spdlog::warn("job {}: removing old checkpoints failed: {}", job_, e.what());
   }
   record(checkpoint, true, metadata.state_bytes());
+  last_end_ = Clock::now();
   const int64_t id = checkpoint.id;
   last_completed_ = id;
   tell_tasks([id](CheckpointParticipant* task) { task->post_complete(id); });
@@ -166,6 +176,7 @@ void CheckpointCoordinator::abort(const std::string& reason) {
   in_flight_.reset();
   spdlog::warn("job {}: checkpoint {} aborted: {}", job_, checkpoint.id, reason);
   record(checkpoint, false, 0);
+  last_end_ = Clock::now();
   const int64_t id = checkpoint.id;
   tell_tasks([id](CheckpointParticipant* task) { task->post_aborted(id); });
   schedule_next();

@@ -26,7 +26,9 @@ namespace sluice {
 /// every task is told, on its own thread, that n is complete. A checkpoint
 /// still open after `checkpoint.timeout` is aborted and every task told so.
 /// Once every source reached its end, a final checkpoint is taken; when it
-/// completes the sources end their streams.
+/// completes the sources end their streams. A source that waits for a
+/// checkpoint asks for one (request_checkpoint()): the next is triggered as
+/// soon as the min-pause allows.
 class CheckpointCoordinator final : public CheckpointAcknowledger {
  public:
   using Clock = std::chrono::steady_clock;
@@ -44,6 +46,7 @@ class CheckpointCoordinator final : public CheckpointAcknowledger {
   // Called from task threads.
   void acknowledge(Ack ack) override;
   void source_ended() override;
+  void request_checkpoint() override;
   std::optional<int64_t> quiesce() override;
 
   /// How the checkpoints so far went; any thread.
@@ -83,7 +86,9 @@ class CheckpointCoordinator final : public CheckpointAcknowledger {
   size_t sources_ended_ = 0;
   int64_t next_id_;
   bool finished_ = false;
-  bool quiesced_ = false;  // the job is ending: nothing completes any more
+  bool quiesced_ = false;         // the job is ending: nothing completes any more
+  bool requested_ = false;        // a source waits for the next checkpoint
+  Clock::time_point last_end_{};  // when the last checkpoint completed or aborted
   std::optional<int64_t> last_completed_;
   std::optional<InFlight> in_flight_;
   Clock::time_point last_trigger_{};

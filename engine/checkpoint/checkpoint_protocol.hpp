@@ -26,6 +26,10 @@ class CheckpointAcknowledger {
   virtual void acknowledge(CheckpointAck ack) = 0;
   /// A source task's source reached its end.
   virtual void source_ended() = 0;
+  /// A source waits for a checkpoint to complete before it goes on: the
+  /// next one is triggered as soon as `checkpoint.min-pause` allows rather
+  /// than at the interval.
+  virtual void request_checkpoint() = 0;
   /// The job is ending: no checkpoint completes from now on (one in flight
   /// never will). Returns, once none is completing, the latest that this
   /// run completed, if any.

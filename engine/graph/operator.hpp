@@ -171,6 +171,11 @@ class OperatorContext {
   virtual bool resumed_from_older_checkpoint() const = 0;
   /// Whether the job takes checkpoints (checkpoint.interval > 0).
   virtual bool checkpoints_enabled() const = 0;
+  /// Asks for the next checkpoint soon rather than at checkpoint.interval
+  /// (as soon as checkpoint.min-pause allows): for an operator that holds
+  /// its output back until a checkpoint completes. Any thread; nothing
+  /// when checkpoints are off.
+  virtual void request_checkpoint() = 0;
   /// Registers what unblocks the operator when the job is cancelled (by the
   /// user or by another task's failure) while it waits on something outside
   /// the engine, such as a database call. The engine runs it from another

@@ -104,6 +104,10 @@ bool TaskOperatorContext::checkpoints_enabled() const {
   return checkpointing_.coordinator != nullptr;
 }
 
+void TaskOperatorContext::request_checkpoint() {
+  if (checkpointing_.coordinator != nullptr) checkpointing_.coordinator->request_checkpoint();
+}
+
 const std::string* TaskOperatorContext::current_key() const {
   if (!key_) return nullptr;
   key_wanted_ = true;

@@ -66,6 +66,7 @@ class TaskOperatorContext final : public SinkContext {
   std::optional<int64_t> restored_checkpoint() const override;
   bool resumed_from_older_checkpoint() const override;
   bool checkpoints_enabled() const override;
+  void request_checkpoint() override;
   const std::string* current_key() const override;
 
   /// Whether its input is keyed: the current key can be set.

@@ -657,6 +657,7 @@ class MySqlCdcSource final : public Source {
     estimate_snapshot();
     if (!resume_) {
       resume_ = BinlogResume{.position = at};
+      if (start_held_) context_->request_checkpoint();  // rather than wait the interval
       if (several_) {
         const std::vector<std::string> made(definitions.begin() + tables_.size(),
                                             definitions.end());
@@ -904,6 +905,7 @@ class MySqlCdcSource final : public Source {
     std::swap(held_, changes_);
     held_from_ = i;
     resume_ = held_[i].schema_change->resume_before;
+    context_->request_checkpoint();
     spdlog::info("mysql-cdc {}: {} goes on once a checkpoint holds the changes before it", names_,
                  held_[i].schema_change->statement);
     return true;
@@ -1031,6 +1033,7 @@ class MySqlCdcSource final : public Source {
       out.change_schema(std::move(change));
       start_held_ = checkpoints_;
       start_checkpoint_.reset();
+      context_->request_checkpoint();
       spdlog::info("mysql-cdc {}: {} is read by the snapshot from {}", names_,
                    name_of(binlog_tables_[t]), resume_->position.to_string());
     }

@@ -144,6 +144,7 @@ class TableContext final : public SinkContext {
     return sink_.resumed_from_older_checkpoint();
   }
   bool checkpoints_enabled() const override { return sink_.checkpoints_enabled(); }
+  void request_checkpoint() override { sink_.request_checkpoint(); }
   void register_cancel_action(std::function<void()> action) override {
     std::lock_guard<std::mutex> lock(mutex_);
     cancels_.push_back(std::move(action));
