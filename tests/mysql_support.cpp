@@ -63,15 +63,15 @@ PreparedGuard::~PreparedGuard() {
 }
 
 ScopedGlobal::ScopedGlobal(const std::string& variable, const std::string& value)
-    : admin_(test_mysql_url()),
-      variable_(variable),
-      was_(admin_.query("SELECT @@global." + variable).at(0).at(0).value()) {
+    : admin_(test_mysql_url()), variable_(variable) {
+  // Kept on the connection, as a number or a string, whichever it is.
+  admin_.execute("SET @sluice_was = @@global." + variable);
   admin_.execute("SET GLOBAL " + variable + " = " + value);
 }
 
 ScopedGlobal::~ScopedGlobal() {
   try {
-    admin_.execute("SET GLOBAL " + variable_ + " = " + was_);
+    admin_.execute("SET GLOBAL " + variable_ + " = @sluice_was");
   } catch (const std::exception&) {
   }
 }

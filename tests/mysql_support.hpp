@@ -71,7 +71,7 @@ class ScopedGlobal {
 
  private:
   MySqlConnection admin_;
-  std::string variable_, was_;
+  std::string variable_;
 };
 
 /// A database made for one test and dropped after it; `url()` points at it.
