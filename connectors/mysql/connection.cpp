@@ -284,9 +284,8 @@ void MySqlConnection::connect(const MySqlUrl& url, const MySqlSession& session, 
   // are and statements read alike: a key 0 goes into an AUTO_INCREMENT
   // column as 0 and a zero date as one, as a replica writes them; a value a
   // column cannot hold fails rather than being cut.
-  mysql_optionsv(mysql_, MYSQL_INIT_COMMAND,
-                 "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_AUTO_VALUE_ON_ZERO,"
-                 "NO_ENGINE_SUBSTITUTION'");
+  const std::string init = std::string("SET SESSION sql_mode = '") + kSessionSqlMode + "'";
+  mysql_optionsv(mysql_, MYSQL_INIT_COMMAND, init.c_str());
   const unsigned connect_s = 10;
   mysql_optionsv(mysql_, MYSQL_OPT_CONNECT_TIMEOUT, &connect_s);
   const unsigned timeout_s = static_cast<unsigned>(std::max<int64_t>(1, timeout_.count()));

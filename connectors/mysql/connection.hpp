@@ -132,6 +132,11 @@ class MySqlCanceller {
   std::set<MySqlConnection*> connections_;
 };
 
+/// The sql_mode every connection sets as it connects: values read and
+/// written as they are, statements read alike, whatever the server's.
+inline constexpr char kSessionSqlMode[] =
+    "STRICT_ALL_TABLES,NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION";
+
 /// How a connection behaves.
 struct MySqlSession {
   /// The longest a read or a write may wait on the server: a server that does

@@ -427,6 +427,7 @@ void BinlogReader::handle_query(BinlogStream& stream, const BinlogEvent& event,
                                 BinlogChanges& out) {
   const BinlogQuery query = query_of(event, stream.inflated());
   const std::string statement(query.statement), database(query.database);
+  statement_mode_ = query.sql_mode;
   if (statement == "BEGIN") return;
   if (group_ && group_->completion) {
     complete_xa(statement, stream.event_end());
@@ -585,7 +586,7 @@ std::shared_ptr<const BinlogSchemaChange> BinlogReader::follow(size_t t,
   if (!history_) history_ = std::make_unique<SchemaHistory>(url_, options_.canceller);
   auto change = std::make_shared<BinlogSchemaChange>();
   change->before = tables_[t];
-  change->after = history_->altered(tables_[t], statement);
+  change->after = history_->altered(tables_[t], statement, statement_mode_);
   change->statement = statement;
   change->renames = column_renames(statement);
   change->position = stream.event_end();
@@ -614,8 +615,9 @@ std::shared_ptr<const BinlogSchemaChange> BinlogReader::create(std::optional<siz
       }
     }
   }
-  change->after = like ? history_->table(ddl.database, ddl.table, tables_[*like].definition)
-                       : history_->created(ddl.database, ddl.table, statement, database);
+  change->after =
+      like ? history_->table(ddl.database, ddl.table, tables_[*like].definition)
+           : history_->created(ddl.database, ddl.table, statement, database, statement_mode_);
   change->before = t ? tables_[*t] : CapturedTable{.database = ddl.database, .table = ddl.table};
   change->statement = statement;
   change->position = stream.event_end();
@@ -656,8 +658,9 @@ std::vector<BinlogChange> BinlogReader::rename(size_t t, const DdlChange& to,
                                                const std::string& statement, BinlogStream& stream) {
   if (!history_) history_ = std::make_unique<SchemaHistory>(url_, options_.canceller);
   // ALTER TABLE … RENAME TO may change the columns too.
-  const CapturedTable altered =
-      alter_clauses(statement, "t").empty() ? tables_[t] : history_->altered(tables_[t], statement);
+  const CapturedTable altered = alter_clauses(statement, "t").empty()
+                                    ? tables_[t]
+                                    : history_->altered(tables_[t], statement, statement_mode_);
   const std::string name = to.database + "." + to.table;
   auto gone = std::make_shared<BinlogSchemaChange>();
   gone->kind = BinlogSchemaChange::Kind::kDropped;

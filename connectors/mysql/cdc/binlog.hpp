@@ -314,6 +314,7 @@ class BinlogReader {
   std::vector<std::vector<BinlogDecoding>> decodings_;  // per table, per column
   std::vector<std::shared_ptr<const Schema>> schemas_;  // per table: tables_[t].schema
   std::unique_ptr<SchemaHistory> history_;              // following schema changes
+  std::optional<uint64_t> statement_mode_;  // the sql_mode of the QUERY event being read
   BinlogReaderOptions options_;
   BinlogPosition start_;  // where this reader started
   uint64_t skip_ = 0;     // changes of the transaction at start_ given before

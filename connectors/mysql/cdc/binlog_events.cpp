@@ -59,6 +59,7 @@ class Fields {
     }
   }
   void skip(size_t n) { take(n); }
+  bool empty() const { return bytes_.empty(); }
   std::string_view rest() { return std::exchange(bytes_, {}); }
   [[noreturn, gnu::cold]] void malformed(const char* how) const {
     throw Error(std::string("a binlog ") + event_ + " event " + how);
@@ -128,14 +129,28 @@ BinlogGtid gtid_of(const BinlogEvent& event) {
   return gtid;
 }
 
+// The sql_mode among a QUERY event's status variables: a code each, then
+// its value. The server writes Q_FLAGS2_CODE (4 bytes) before it, if at all.
+std::optional<uint64_t> sql_mode_of(std::string_view status) {
+  constexpr uint8_t kFlags2 = 0, kSqlMode = 1;
+  Fields fields(status, "QUERY");
+  while (!fields.empty()) {
+    const uint8_t code = *fields.bytes(1);
+    if (code == kSqlMode) return fields.little_endian(8);
+    if (code != kFlags2) return std::nullopt;
+    fields.skip(4);
+  }
+  return std::nullopt;
+}
+
 BinlogQuery query_of(const BinlogEvent& event, std::string& buffer) {
   Fields fields(event.body, "QUERY");
   fields.skip(4 + 4);  // thread id, execution time
   const size_t database = *fields.bytes(1);
   fields.skip(2);  // error code
   const size_t status = fields.little_endian(2);
-  fields.skip(status);
-  BinlogQuery query{.database = fields.take(database)};
+  BinlogQuery query{.sql_mode = sql_mode_of(fields.take(status))};
+  query.database = fields.take(database);
   fields.skip(1);  // the database's terminating zero
   query.statement = fields.rest();
   if (event.type == QUERY_COMPRESSED_EVENT) {

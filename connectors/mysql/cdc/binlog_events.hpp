@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -48,6 +49,9 @@ BinlogGtid gtid_of(const BinlogEvent& event);
 struct BinlogQuery {
   std::string_view database;
   std::string_view statement;
+  /// The sql_mode of the session that ran it, as the server's bits
+  /// (`SET sql_mode = N` takes them), where the event says.
+  std::optional<uint64_t> sql_mode;
 };
 BinlogQuery query_of(const BinlogEvent& event, std::string& buffer);
 

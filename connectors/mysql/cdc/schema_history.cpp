@@ -1,5 +1,6 @@
 #include "sluice/connectors/mysql/cdc/schema_history.hpp"
 
+#include <exception>
 #include <map>
 
 #include "sluice/connectors/mysql/cdc/binlog_rows.hpp"
@@ -38,15 +39,37 @@ CapturedTable SchemaHistory::table(const std::string& database, const std::strin
   return read_copy(database, table);
 }
 
-CapturedTable SchemaHistory::altered(const CapturedTable& table, const std::string& statement) {
+void SchemaHistory::execute_as(const std::string& sql, std::optional<uint64_t> sql_mode) {
+  MySqlConnection& connection = this->connection();
+  if (sql_mode) connection.execute("SET SESSION sql_mode = " + std::to_string(*sql_mode));
+  std::exception_ptr failed;
+  try {
+    connection.execute(sql);
+  } catch (...) {
+    failed = std::current_exception();
+  }
+  if (sql_mode) {
+    try {
+      connection.execute(std::string("SET SESSION sql_mode = '") + kSessionSqlMode + "'");
+    } catch (const MySqlError&) {
+      connection_.reset();  // not used again in another session's sql_mode
+      if (!failed) throw;
+    }
+  }
+  if (failed) std::rethrow_exception(failed);
+}
+
+CapturedTable SchemaHistory::altered(const CapturedTable& table, const std::string& statement,
+                                     std::optional<uint64_t> sql_mode) {
   MySqlConnection& sql = connection();
   sql.execute(std::string("DROP TEMPORARY TABLE IF EXISTS ") + kCopy);
   sql.execute(temporary_copy(table.definition, kCopy));
   const std::string replayed = alter_clauses(statement, kCopy);
   if (!replayed.empty()) {
     try {
-      sql.execute(replayed);
+      execute_as(replayed, sql_mode);
     } catch (const MySqlError& e) {
+      if (e.retriable()) throw;  // the connection, not the statement
       throw ConfigError("DDL on captured table '" + table.database + "." + table.table +
                         "': " + statement + "; its new columns could not be worked out (" +
                         e.message() + ")");
@@ -57,7 +80,8 @@ CapturedTable SchemaHistory::altered(const CapturedTable& table, const std::stri
 
 CapturedTable SchemaHistory::created(const std::string& database, const std::string& table,
                                      const std::string& statement,
-                                     const std::string& statement_database) {
+                                     const std::string& statement_database,
+                                     std::optional<uint64_t> sql_mode) {
   MySqlConnection& sql = connection();
   sql.execute(std::string("DROP TEMPORARY TABLE IF EXISTS ") + kCopy);
   const std::string copy = created_copy(statement, statement_database, kCopy);
@@ -68,8 +92,9 @@ CapturedTable SchemaHistory::created(const std::string& database, const std::str
   };
   if (copy.empty()) fail("a CREATE TABLE of columns or LIKE another is followed");
   try {
-    sql.execute(copy);
+    execute_as(copy, sql_mode);
   } catch (const MySqlError& e) {
+    if (e.retriable()) throw;
     fail(e.message());
   }
   return read_copy(database, table);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -36,20 +37,26 @@ class SchemaHistory {
   /// reads them.
   CapturedTable table(const std::string& database, const std::string& table,
                       const std::string& definition);
-  /// `table` after ALTER TABLE `statement`. Throws ConfigError naming the
-  /// statement when the server does not run it on the copy.
-  CapturedTable altered(const CapturedTable& table, const std::string& statement);
+  /// `table` after ALTER TABLE `statement`, run under `sql_mode` (the
+  /// session's that ran it, as BinlogQuery has it: ANSI_QUOTES changes how
+  /// it reads). Throws ConfigError naming the statement when the server
+  /// does not run it on the copy.
+  CapturedTable altered(const CapturedTable& table, const std::string& statement,
+                        std::optional<uint64_t> sql_mode = std::nullopt);
   /// Table `database`.`table` as CREATE TABLE `statement` (run with default
-  /// database `statement_database`) makes it. Throws ConfigError naming the
-  /// statement when it is not of a form created_copy() takes, or the
-  /// server does not run it on the copy.
+  /// database `statement_database`, under `sql_mode`) makes it. Throws
+  /// ConfigError naming the statement when it is not of a form
+  /// created_copy() takes, or the server does not run it on the copy.
   CapturedTable created(const std::string& database, const std::string& table,
-                        const std::string& statement, const std::string& statement_database);
+                        const std::string& statement, const std::string& statement_database,
+                        std::optional<uint64_t> sql_mode = std::nullopt);
 
   /// Its connection to the server.
   MySqlConnection& connection();
 
  private:
+  // Runs `sql` as a statement of a session with `sql_mode` would.
+  void execute_as(const std::string& sql, std::optional<uint64_t> sql_mode);
   // Reads the copy's columns and definition back, and drops it.
   CapturedTable read_copy(const std::string& database, const std::string& table);
 
