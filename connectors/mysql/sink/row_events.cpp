@@ -20,7 +20,11 @@ constexpr uint8_t kFormatDescriptionEvent = 15;
 constexpr uint8_t kTableMapEvent = 19;
 constexpr size_t kEventHeaderBytes = 19;
 constexpr uint64_t kTableId = 1;
-constexpr uint16_t kStatementEnd = 1;  // STMT_END_F: the statement's last event
+constexpr uint8_t kStatementEnd = 1;  // STMT_END_F: the statement's last event
+// NO_FOREIGN_KEY_CHECKS_F: applied as the sink's statements are, without
+// foreign key checks (see MySqlSinkConnection); without it the server
+// checks them whatever the session says.
+constexpr uint8_t kNoForeignKeyChecks = 2;
 constexpr int64_t kMicrosPerSecond = 1'000'000;
 constexpr int64_t kMicrosPerDay = 86'400 * kMicrosPerSecond;
 // Bytes of a DECIMAL group of 0 … 9 digits.
@@ -517,14 +521,14 @@ void RowEventEncoder::start_event(Kind kind) {
   append_header(events_, static_cast<uint8_t>(kind), server_id_,
                 static_cast<uint32_t>(std::time(nullptr)));
   append_le(events_, kTableId, 6);
-  append_le(events_, 0, 2);  // flags, see end_event()
+  append_le(events_, kNoForeignKeyChecks, 2);  // flags, see end_event()
   append_packed(events_, columns_.size());
   append_bitmap(events_, columns_.size(), kind == Kind::kWrite ? all_ : key_);
   if (kind == Kind::kUpdate) append_bitmap(events_, columns_.size(), all_);
 }
 
 void RowEventEncoder::end_event(bool last) {
-  if (last) events_[event_start_ + kEventHeaderBytes + 6] = static_cast<char>(kStatementEnd);
+  if (last) events_[event_start_ + kEventHeaderBytes + 6] |= static_cast<char>(kStatementEnd);
   patch_size(events_, event_start_);
 }
 
