@@ -274,11 +274,9 @@ TEST_CASE(
   sql.execute("INSERT INTO a SELECT seq, seq FROM seq_1_to_10");
   const std::string db = shop.url().database;
   const std::string command =
-      std::string(SLUICE_CLI) + " run mysql-to-mysql --set source.url=" + url_of(db) +
-      " --set sink.url=" + url_of(replica.url().database) + " --set 'source.tables=" + db +
-      ".*' --set job.name=" + testing::unique_name("requested") +
-      " --set checkpoint.dir=" + dir.path().string() +
-      " --set schema.change.behavior=evolve --set checkpoint.interval=1h";
+      whole_database_command(db, replica.url().database, testing::unique_name("requested"), dir,
+                             "evolve", "at-least-once") +
+      " --set checkpoint.interval=1h";
   MySqlConnection target(replica.url());
   const auto same = [&](const std::string& table) {
     try {
