@@ -421,8 +421,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "mysql-to-mysql follows CREATE and ALTER TABLE as the session that ran them read them "
-    "(ANSI_QUOTES)",
+    "mysql-to-mysql follows CREATE and ALTER TABLE as the session that ran them: its sql_mode "
+    "(ANSI_QUOTES) and its clock",
     "[mysql][cdc]") {
   testing::TempDir dir;
   testing::TestDatabase shop;
@@ -456,8 +456,12 @@ TEST_CASE(
   sql.execute("INSERT INTO \"q\" (\"id\") VALUES (1)");
   sql.execute("ALTER TABLE \"q\" ADD COLUMN \"w\" INT DEFAULT 3, RENAME COLUMN \"v\" TO \"vv\"");
   sql.execute("ALTER TABLE \"a\" ADD COLUMN \"n\" VARCHAR(5) DEFAULT 'n' FIRST");
+  // The rows it has take the moment the source ran it, not the target's.
+  sql.execute("SET @@timestamp = 981173106.789");
+  sql.execute("ALTER TABLE a ADD COLUMN ts TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)");
+  sql.execute("SET @@timestamp = DEFAULT");
   sql.execute("INSERT INTO \"q\" VALUES (2, 'b', 4)");
-  sql.execute("INSERT INTO \"a\" VALUES ('m', 2, 2)");
+  sql.execute("INSERT INTO \"a\" VALUES ('m', 2, 2, NOW(3))");
   const bool synced = testing::wait_until([&] { return same({"a", "q"}); });
   const auto finished = run.signal(SIGINT);
   INFO(finished.output);

@@ -46,6 +46,10 @@ struct MySqlSchemaChange final : SchemaChangeDetail {
   /// Of a statement that changes several tables, this change's place among
   /// its changes (RENAME TABLE a TO b, b TO a changes table a twice).
   uint32_t part = 0;
+  /// When the source ran it, in microseconds since the epoch; 0: unknown.
+  /// The target's change runs as of then, as a replica's does: a column
+  /// added with DEFAULT CURRENT_TIMESTAMP takes the same values.
+  int64_t ran_at = 0;
 };
 
 }  // namespace sluice

@@ -436,14 +436,14 @@ void BinlogReader::handle_query(BinlogStream& stream, const BinlogEvent& event,
   if (group_ && group_->ddl) {
     const size_t first = out.size();
     check_ddl(statement, database, stream, out);
-    // The statement's changes, numbered when there are several.
-    if (out.size() - first > 1) {
-      for (size_t i = first; i < out.size(); ++i) {
-        if (!out[i].schema_change) continue;
-        auto numbered = std::make_shared<BinlogSchemaChange>(*out[i].schema_change);
-        numbered->part = static_cast<uint32_t>(i - first);
-        out[i].schema_change = std::move(numbered);
-      }
+    // The statement's changes: when it ran, and their places among them
+    // when there are several.
+    for (size_t i = first; i < out.size(); ++i) {
+      if (!out[i].schema_change) continue;
+      auto stamped = std::make_shared<BinlogSchemaChange>(*out[i].schema_change);
+      stamped->ran_at = int64_t{event.timestamp} * 1'000'000 + query.microseconds;
+      if (out.size() - first > 1) stamped->part = static_cast<uint32_t>(i - first);
+      out[i].schema_change = std::move(stamped);
     }
   }
   check_statement(statement, database, stream);

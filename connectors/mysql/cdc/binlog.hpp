@@ -102,6 +102,8 @@ struct BinlogSchemaChange {
   std::string renamed;
   /// Where the binlog has it: the end of its event.
   BinlogPosition position;
+  /// When the source ran it, in microseconds since the epoch.
+  int64_t ran_at = 0;
   /// Of a statement that changes several tables, this change's place among
   /// its changes.
   uint32_t part = 0;

@@ -129,18 +129,51 @@ BinlogGtid gtid_of(const BinlogEvent& event) {
   return gtid;
 }
 
-// The sql_mode among a QUERY event's status variables: a code each, then
-// its value. The server writes Q_FLAGS2_CODE (4 bytes) before it, if at all.
-std::optional<uint64_t> sql_mode_of(std::string_view status) {
-  constexpr uint8_t kFlags2 = 0, kSqlMode = 1;
+// A QUERY event's status variables, each a code and its value
+// (sql/log_event.h): the session's sql_mode, and the microseconds of the
+// moment it ran (MariaDB's Q_HRNOW). Read until one whose size is not
+// known here.
+void read_status(std::string_view status, BinlogQuery& query) {
   Fields fields(status, "QUERY");
   while (!fields.empty()) {
-    const uint8_t code = *fields.bytes(1);
-    if (code == kSqlMode) return fields.little_endian(8);
-    if (code != kFlags2) return std::nullopt;
-    fields.skip(4);
+    switch (*fields.bytes(1)) {
+      case 1:  // Q_SQL_MODE_CODE
+        query.sql_mode = fields.little_endian(8);
+        break;
+      case 128:  // Q_HRNOW
+        query.microseconds = static_cast<uint32_t>(fields.little_endian(3));
+        break;
+      case 0:   // Q_FLAGS2_CODE
+      case 10:  // Q_MASTER_DATA_WRITTEN_CODE
+      case 3:   // Q_AUTO_INCREMENT
+        fields.skip(4);
+        break;
+      case 4:  // Q_CHARSET_CODE
+        fields.skip(6);
+        break;
+      case 7:  // Q_LC_TIME_NAMES_CODE
+      case 8:  // Q_CHARSET_DATABASE_CODE
+        fields.skip(2);
+        break;
+      case 9:    // Q_TABLE_MAP_FOR_UPDATE_CODE
+      case 129:  // Q_XID
+        fields.skip(8);
+        break;
+      case 2:  // Q_CATALOG_CODE, ended by a zero
+        fields.skip(*fields.bytes(1) + 1);
+        break;
+      case 5:  // Q_TIME_ZONE_CODE
+      case 6:  // Q_CATALOG_NZ_CODE
+        fields.skip(*fields.bytes(1));
+        break;
+      case 11:  // Q_INVOKER: user, host
+        fields.skip(*fields.bytes(1));
+        fields.skip(*fields.bytes(1));
+        break;
+      default:
+        return;
+    }
   }
-  return std::nullopt;
 }
 
 BinlogQuery query_of(const BinlogEvent& event, std::string& buffer) {
@@ -149,7 +182,8 @@ BinlogQuery query_of(const BinlogEvent& event, std::string& buffer) {
   const size_t database = *fields.bytes(1);
   fields.skip(2);  // error code
   const size_t status = fields.little_endian(2);
-  BinlogQuery query{.sql_mode = sql_mode_of(fields.take(status))};
+  BinlogQuery query;
+  read_status(fields.take(status), query);
   query.database = fields.take(database);
   fields.skip(1);  // the database's terminating zero
   query.statement = fields.rest();

@@ -52,6 +52,9 @@ struct BinlogQuery {
   /// The sql_mode of the session that ran it, as the server's bits
   /// (`SET sql_mode = N` takes them), where the event says.
   std::optional<uint64_t> sql_mode;
+  /// The microseconds of the second (the event's timestamp) it ran at, where
+  /// the event says.
+  uint32_t microseconds = 0;
 };
 BinlogQuery query_of(const BinlogEvent& event, std::string& buffer);
 

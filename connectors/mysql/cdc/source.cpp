@@ -433,6 +433,7 @@ class MySqlCdcSource final : public Source {
     if (read) {
       detail->renamed = read->renamed;
       detail->part = read->part;
+      detail->ran_at = read->ran_at;
     }
     if (!position.file.empty()) detail->position = position.to_string();
     detail->before = std::move(before);

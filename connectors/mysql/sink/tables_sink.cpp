@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -729,9 +730,28 @@ class MySqlTablesSink final : public Sink {
     }
     // Noted before it is created, as in prepare_targets().
     if (!target && change.kind == Kind::kCreated) note_created(connection, name);
-    for (const std::string& sql : target_statements(connection, t, target, change)) {
-      run_refusable(connection, sql);
+    const std::vector<std::string> statements = target_statements(connection, t, target, change);
+    if (change.ran_at != 0 && !statements.empty()) {
+      // As of when the source ran it, as a replica runs it.
+      char when[32];
+      std::snprintf(when, sizeof when, "%lld.%06lld",
+                    static_cast<long long>(change.ran_at / 1'000'000),
+                    static_cast<long long>(change.ran_at % 1'000'000));
+      connection.execute(std::string("SET TIMESTAMP = ") + when);
     }
+    try {
+      for (const std::string& sql : statements) run_refusable(connection, sql);
+    } catch (const std::exception&) {
+      if (change.ran_at != 0) {
+        try {
+          connection.execute("SET TIMESTAMP = DEFAULT");
+        } catch (const MySqlError&) {
+          // The connection broke: it goes with the error.
+        }
+      }
+      throw;
+    }
+    if (change.ran_at != 0) connection.execute("SET TIMESTAMP = DEFAULT");
     if (at && change.kind != Kind::kReread) {
       connection.execute(std::string("REPLACE INTO ") + kMadeTable + " VALUES (" +
                          connection.quote(contexts_[t]->subtask().job_name) + ", " +
