@@ -50,6 +50,21 @@ std::vector<std::vector<std::optional<std::string>>> rows_of(MySqlConnection& sq
                    quote_identifier(table) + " ORDER BY 1, 2");
 }
 
+// Whether each of `tables` has the same rows, every column, in `target`
+// (database `copy`) as in `source` (database `db`); false while one is not
+// made yet.
+bool same_rows(MySqlConnection& source, const std::string& db, MySqlConnection& target,
+               const std::string& copy, const std::vector<std::string>& tables) {
+  for (const std::string& table : tables) {
+    try {
+      if (rows_of(target, copy, table) != rows_of(source, db, table)) return false;
+    } catch (const std::exception&) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // What information_schema says of a table's columns, a line each: name,
 // type, charset, collation, nullability, whether in the primary key and
 // whether INVISIBLE; and
@@ -279,11 +294,7 @@ TEST_CASE(
       " --set checkpoint.interval=1h";
   MySqlConnection target(replica.url());
   const auto same = [&](const std::string& table) {
-    try {
-      return rows_of(target, replica.url().database, table) == rows_of(sql, db, table);
-    } catch (const std::exception&) {
-      return false;  // not made yet
-    }
+    return same_rows(sql, db, target, replica.url().database, {table});
   };
   testing::BackgroundCommand run(command + " 2>&1");
   REQUIRE(testing::wait_until([&] { return same("a"); }));
@@ -340,16 +351,7 @@ TEST_CASE(
   testing::BackgroundCommand run(
       whole_database_command(db, replica.url().database, job, dir, "evolve", "at-least-once") +
       " --set sink.row-events=" + row_events + " 2>&1");
-  const auto same = [&] {
-    for (const char* t : {"z", "k"}) {
-      try {
-        if (rows_of(target, replica.url().database, t) != rows_of(sql, db, t)) return false;
-      } catch (const std::exception&) {
-        return false;  // not made yet
-      }
-    }
-    return true;
-  };
+  const auto same = [&] { return same_rows(sql, db, target, replica.url().database, {"z", "k"}); };
   const bool snapshot = testing::wait_until(same);
   sql.execute("UPDATE z SET d = '0000-00-00', c = 'zz' WHERE id IN (0, 7)");
   sql.execute("INSERT INTO z VALUES (8, '0000-01-01', '0000-00-00 00:00:00', 'q\\\\', 'e')");
@@ -395,10 +397,7 @@ TEST_CASE(
       whole_database_command(db, replica.url().database, job, dir, "evolve", delivery) +
       " --set sink.row-events=" + row_events + " 2>&1");
   const auto same = [&] {
-    for (const char* t : {"parent", "child"}) {
-      if (rows_of(target, replica.url().database, t) != rows_of(sql, db, t)) return false;
-    }
-    return true;
+    return same_rows(sql, db, target, replica.url().database, {"parent", "child"});
   };
   const bool snapshot = testing::wait_until(same);
   // Parents and their children made, children moved, parents emptied and
@@ -435,16 +434,10 @@ TEST_CASE(
   const std::string command =
       whole_database_command(db, replica.url().database, job, dir, "evolve", "at-least-once");
   MySqlConnection target(replica.url());
-  const auto same = [&](std::vector<std::string> tables) {
+  const auto same = [&](const std::vector<std::string>& tables) {
+    if (!same_rows(sql, db, target, replica.url().database, tables)) return false;
     for (const std::string& t : tables) {
-      try {
-        if (rows_of(target, replica.url().database, t) != rows_of(sql, db, t) ||
-            shape_of(target, replica.url().database, t) != shape_of(sql, db, t)) {
-          return false;
-        }
-      } catch (const std::exception&) {
-        return false;  // not made yet
-      }
+      if (shape_of(target, replica.url().database, t) != shape_of(sql, db, t)) return false;
     }
     return true;
   };
