@@ -421,7 +421,7 @@ TEST_CASE(
 
 TEST_CASE(
     "mysql-to-mysql follows CREATE and ALTER TABLE as the session that ran them: its sql_mode "
-    "(ANSI_QUOTES) and its clock",
+    "(ANSI_QUOTES), its clock and its time zone",
     "[mysql][cdc]") {
   testing::TempDir dir;
   testing::TestDatabase shop;
@@ -452,9 +452,15 @@ TEST_CASE(
   // The rows it has take the moment the source ran it, not the target's.
   sql.execute("SET @@timestamp = 981173106.789");
   sql.execute("ALTER TABLE a ADD COLUMN ts TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3)");
-  sql.execute("SET @@timestamp = DEFAULT");
+  // A DATETIME's, the local time of the session's time zone: an offset, or
+  // a named zone at its offset then (summer time in Berlin), not now.
+  sql.execute("SET time_zone = '+05:30'");
+  sql.execute("ALTER TABLE a ADD COLUMN at_offset DATETIME(3) DEFAULT CURRENT_TIMESTAMP(3)");
+  sql.execute("SET @@timestamp = 994000000.5, time_zone = 'Europe/Berlin'");
+  sql.execute("ALTER TABLE a ADD COLUMN at_named DATETIME DEFAULT CURRENT_TIMESTAMP");
+  sql.execute("SET @@timestamp = DEFAULT, time_zone = DEFAULT");
   sql.execute("INSERT INTO \"q\" VALUES (2, 'b', 4)");
-  sql.execute("INSERT INTO \"a\" VALUES ('m', 2, 2, NOW(3))");
+  sql.execute("INSERT INTO \"a\" (n, id, v, ts) VALUES ('m', 2, 2, NOW(3))");
   const bool synced = testing::wait_until([&] { return same({"a", "q"}); });
   const auto finished = run.signal(SIGINT);
   INFO(finished.output);
@@ -462,6 +468,9 @@ TEST_CASE(
   CHECK(finished.status == 130);
   CHECK(target.query("SELECT vv, w FROM q WHERE id = 1") ==
         std::vector<std::vector<std::optional<std::string>>>{{"x", "3"}});
+  CHECK(target.query("SELECT at_offset, at_named FROM a WHERE id = 1") ==
+        std::vector<std::vector<std::optional<std::string>>>{
+            {"2001-02-03 09:35:06.789", "2001-07-01 17:06:40"}});
 }
 
 TEST_CASE(

@@ -50,6 +50,10 @@ struct MySqlSchemaChange final : SchemaChangeDetail {
   /// The target's change runs as of then, as a replica's does: a column
   /// added with DEFAULT CURRENT_TIMESTAMP takes the same values.
   int64_t ran_at = 0;
+  /// The time zone it ran in, as an offset from UTC then ("+05:30"); empty:
+  /// it used none. A DATETIME DEFAULT CURRENT_TIMESTAMP added takes the
+  /// source's local time.
+  std::string time_zone;
 };
 
 }  // namespace sluice

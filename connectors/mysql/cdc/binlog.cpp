@@ -436,12 +436,15 @@ void BinlogReader::handle_query(BinlogStream& stream, const BinlogEvent& event,
   if (group_ && group_->ddl) {
     const size_t first = out.size();
     check_ddl(statement, database, stream, out);
-    // The statement's changes: when it ran, and their places among them
-    // when there are several.
+    // The statement's changes: when it ran, in which time zone, and their
+    // places among them when there are several.
+    std::optional<std::string> time_zone;
     for (size_t i = first; i < out.size(); ++i) {
       if (!out[i].schema_change) continue;
+      if (!time_zone) time_zone = utc_offset(query.time_zone, event.timestamp, statement);
       auto stamped = std::make_shared<BinlogSchemaChange>(*out[i].schema_change);
       stamped->ran_at = int64_t{event.timestamp} * 1'000'000 + query.microseconds;
+      stamped->time_zone = *time_zone;
       if (out.size() - first > 1) stamped->part = static_cast<uint32_t>(i - first);
       out[i].schema_change = std::move(stamped);
     }
@@ -451,6 +454,24 @@ void BinlogReader::handle_query(BinlogStream& stream, const BinlogEvent& event,
   if (statement == "COMMIT" || (group_ && group_->ddl && group_->standalone)) {
     end_group(stream.event_end());
   }
+}
+
+std::string BinlogReader::utc_offset(std::string_view zone, uint32_t timestamp,
+                                     const std::string& statement) {
+  if (zone.empty()) return "";
+  std::string offset = history().utc_offset(std::string(zone), timestamp);
+  if (offset.empty()) {
+    spdlog::warn(
+        "binlog: {} ran in time zone '{}', which the server no longer knows: its target "
+        "runs it in UTC",
+        statement, zone);
+  }
+  return offset;
+}
+
+SchemaHistory& BinlogReader::history() {
+  if (!history_) history_ = std::make_unique<SchemaHistory>(url_, options_.canceller);
+  return *history_;
 }
 
 bool BinlogReader::same_name(std::string_view a, std::string_view b) const {
@@ -583,10 +604,9 @@ void BinlogReader::check_ddl(const std::string& statement, const std::string& da
 std::shared_ptr<const BinlogSchemaChange> BinlogReader::follow(size_t t,
                                                                const std::string& statement,
                                                                BinlogStream& stream) {
-  if (!history_) history_ = std::make_unique<SchemaHistory>(url_, options_.canceller);
   auto change = std::make_shared<BinlogSchemaChange>();
   change->before = tables_[t];
-  change->after = history_->altered(tables_[t], statement, statement_mode_);
+  change->after = history().altered(tables_[t], statement, statement_mode_);
   change->statement = statement;
   change->renames = column_renames(statement);
   change->position = stream.event_end();
@@ -602,7 +622,6 @@ std::shared_ptr<const BinlogSchemaChange> BinlogReader::create(std::optional<siz
                                                                const std::string& statement,
                                                                const std::string& database,
                                                                BinlogStream& stream) {
-  if (!history_) history_ = std::make_unique<SchemaHistory>(url_, options_.canceller);
   auto change = std::make_shared<BinlogSchemaChange>();
   change->kind = BinlogSchemaChange::Kind::kCreated;
   change->resume_before = resume();
@@ -616,8 +635,8 @@ std::shared_ptr<const BinlogSchemaChange> BinlogReader::create(std::optional<siz
     }
   }
   change->after =
-      like ? history_->table(ddl.database, ddl.table, tables_[*like].definition)
-           : history_->created(ddl.database, ddl.table, statement, database, statement_mode_);
+      like ? history().table(ddl.database, ddl.table, tables_[*like].definition)
+           : history().created(ddl.database, ddl.table, statement, database, statement_mode_);
   change->before = t ? tables_[*t] : CapturedTable{.database = ddl.database, .table = ddl.table};
   change->statement = statement;
   change->position = stream.event_end();
@@ -656,11 +675,10 @@ std::shared_ptr<const BinlogSchemaChange> BinlogReader::drop(size_t t, DdlChange
 std::vector<BinlogChange> BinlogReader::rename(size_t t, const DdlChange& to,
                                                std::optional<size_t> as,
                                                const std::string& statement, BinlogStream& stream) {
-  if (!history_) history_ = std::make_unique<SchemaHistory>(url_, options_.canceller);
   // ALTER TABLE … RENAME TO may change the columns too.
   const CapturedTable altered = alter_clauses(statement, "t").empty()
                                     ? tables_[t]
-                                    : history_->altered(tables_[t], statement, statement_mode_);
+                                    : history().altered(tables_[t], statement, statement_mode_);
   const std::string name = to.database + "." + to.table;
   auto gone = std::make_shared<BinlogSchemaChange>();
   gone->kind = BinlogSchemaChange::Kind::kDropped;
@@ -686,7 +704,7 @@ std::vector<BinlogChange> BinlogReader::rename(size_t t, const DdlChange& to,
   gone->renamed = name;
   auto made = std::make_shared<BinlogSchemaChange>(*gone);
   made->kind = BinlogSchemaChange::Kind::kCreated;
-  made->after = history_->table(to.database, to.table, altered.definition);
+  made->after = history().table(to.database, to.table, altered.definition);
   made->renamed = tables_[t].database + "." + tables_[t].table;
   made->renames = column_renames(statement);
   spdlog::info("binlog: {} at {}: table '{}' is captured as '{}' from here on", statement,
@@ -705,8 +723,7 @@ std::vector<BinlogChange> BinlogReader::rename(size_t t, const DdlChange& to,
 void BinlogReader::set_table(size_t t, CapturedTable table) {
   std::vector<BinlogDecoding> columns;
   if (!table.columns.empty()) {
-    if (!history_) history_ = std::make_unique<SchemaHistory>(url_, options_.canceller);
-    Charsets charsets(history_->connection());
+    Charsets charsets(history().connection());
     for (const TableColumn& column : table.columns) {
       columns.push_back(table.read_past.contains(column.name) ? BinlogDecoding{.read_past = true}
                                                               : decoding_of(column, charsets));

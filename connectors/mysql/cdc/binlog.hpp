@@ -104,6 +104,9 @@ struct BinlogSchemaChange {
   BinlogPosition position;
   /// When the source ran it, in microseconds since the epoch.
   int64_t ran_at = 0;
+  /// The time zone of the session that ran it, as an offset from UTC then
+  /// ("+05:30"), where the statement used it; empty: not used.
+  std::string time_zone;
   /// Of a statement that changes several tables, this change's place among
   /// its changes.
   uint32_t part = 0;
@@ -273,6 +276,11 @@ class BinlogReader {
   // Whether two database or table names name the same: as bytes, or in
   // either case where the server's lower_case_table_names is 1 or 2.
   bool same_name(std::string_view a, std::string_view b) const;
+  // The schema history, made when first needed.
+  SchemaHistory& history();
+  // Time zone `zone` of DDL `statement` (QUERY's Q_TIME_ZONE_CODE; empty:
+  // unused) as its offset from UTC at `timestamp`; empty: none.
+  std::string utc_offset(std::string_view zone, uint32_t timestamp, const std::string& statement);
   // Fails on a change of a captured table that `statement` (run in
   // `database`) made, logged as a statement.
   void check_statement(const std::string& statement, const std::string& database,

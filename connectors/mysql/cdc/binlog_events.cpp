@@ -130,9 +130,9 @@ BinlogGtid gtid_of(const BinlogEvent& event) {
 }
 
 // A QUERY event's status variables, each a code and its value
-// (sql/log_event.h): the session's sql_mode, and the microseconds of the
-// moment it ran (MariaDB's Q_HRNOW). Read until one whose size is not
-// known here.
+// (sql/log_event.h): the session's sql_mode and time_zone, and the
+// microseconds of the moment it ran (MariaDB's Q_HRNOW). Read until one
+// whose size is not known here.
 void read_status(std::string_view status, BinlogQuery& query) {
   Fields fields(status, "QUERY");
   while (!fields.empty()) {
@@ -163,6 +163,8 @@ void read_status(std::string_view status, BinlogQuery& query) {
         fields.skip(*fields.bytes(1) + 1);
         break;
       case 5:  // Q_TIME_ZONE_CODE
+        query.time_zone = fields.take(*fields.bytes(1));
+        break;
       case 6:  // Q_CATALOG_NZ_CODE
         fields.skip(*fields.bytes(1));
         break;

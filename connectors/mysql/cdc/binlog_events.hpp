@@ -55,6 +55,9 @@ struct BinlogQuery {
   /// The microseconds of the second (the event's timestamp) it ran at, where
   /// the event says.
   uint32_t microseconds = 0;
+  /// The session's time_zone ("+05:30", "Europe/Berlin", "SYSTEM"), where
+  /// the statement used it: a DATETIME DEFAULT CURRENT_TIMESTAMP did.
+  std::string_view time_zone;
 };
 BinlogQuery query_of(const BinlogEvent& event, std::string& buffer);
 

@@ -1,5 +1,8 @@
 #include "sluice/connectors/mysql/cdc/schema_history.hpp"
 
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
 #include <exception>
 #include <map>
 
@@ -98,6 +101,28 @@ CapturedTable SchemaHistory::created(const std::string& database, const std::str
     fail(e.message());
   }
   return read_copy(database, table);
+}
+
+std::string SchemaHistory::utc_offset(const std::string& zone, int64_t epoch_seconds) {
+  if (zone.size() >= 5 && (zone[0] == '+' || zone[0] == '-') && zone.find(':') != std::string::npos)
+    return zone;
+  // The moment as a UTC DATETIME, converted: no session time zone between.
+  const auto seconds = static_cast<std::time_t>(epoch_seconds);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char moment[32];
+  std::strftime(moment, sizeof moment, "'%Y-%m-%d %H:%M:%S'", &utc);
+  MySqlConnection& sql = connection();
+  const auto offset = sql.query(std::string("SELECT TIMESTAMPDIFF(SECOND, ") + moment +
+                                ", CONVERT_TZ(" + moment + ", '+00:00', " + sql.quote(zone) + "))")
+                          .at(0)
+                          .at(0);
+  if (!offset) return "";
+  const long long east = std::stoll(*offset);
+  char out[48];
+  std::snprintf(out, sizeof out, "%c%02lld:%02lld", east < 0 ? '-' : '+', std::llabs(east) / 3600,
+                std::llabs(east) % 3600 / 60);
+  return out;
 }
 
 CapturedTable SchemaHistory::read_copy(const std::string& database, const std::string& table) {

@@ -51,6 +51,13 @@ class SchemaHistory {
                         const std::string& statement, const std::string& statement_database,
                         std::optional<uint64_t> sql_mode = std::nullopt);
 
+  /// Time zone `zone` (a session's time_zone as a QUERY event names it:
+  /// "+05:30", "Europe/Berlin", "SYSTEM") as its offset from UTC at
+  /// `epoch_seconds`, in the form any server takes ("+01:00"): a target
+  /// need not know the source's named zones. Empty when the server does not
+  /// know the zone (its time zone tables lack it).
+  std::string utc_offset(const std::string& zone, int64_t epoch_seconds);
+
   /// Its connection to the server.
   MySqlConnection& connection();
 

@@ -434,6 +434,7 @@ class MySqlCdcSource final : public Source {
       detail->renamed = read->renamed;
       detail->part = read->part;
       detail->ran_at = read->ran_at;
+      detail->time_zone = read->time_zone;
     }
     if (!position.file.empty()) detail->position = position.to_string();
     detail->before = std::move(before);

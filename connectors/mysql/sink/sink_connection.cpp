@@ -43,7 +43,7 @@ MySqlError numbered_from(const MySqlError& e, size_t offset) {
 MySqlSinkConnection::MySqlSinkConnection(const MySqlUrl& url, const MySqlSession& session)
     : connection_(url, session) {
   connection_.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED");
-  connection_.execute("SET SESSION time_zone = '+00:00'");
+  connection_.execute(std::string("SET SESSION time_zone = ") + kSinkTimeZone);
   // The sink writes a flush's changes table by table, and each table's
   // last change per key, not in the source's order: a foreign key of the
   // target (made by hand like the source's) would refuse a child written

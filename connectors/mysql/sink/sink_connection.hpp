@@ -104,6 +104,9 @@ using SinkConnector = std::function<std::unique_ptr<SinkConnection>()>;
 /// Opens a new connection with a session's timeout and canceller.
 using SessionConnector = std::function<std::unique_ptr<SinkConnection>(const MySqlSession&)>;
 
+/// The time zone of every sink session, as SQL.
+inline constexpr const char* kSinkTimeZone = "'+00:00'";
+
 /// A SinkConnection on a MySQL/MariaDB server. Every session reads
 /// committed data (no gap locks: under REPEATABLE READ a delete of an absent
 /// key locks the gap, and a prepared XA transaction would hold that lock

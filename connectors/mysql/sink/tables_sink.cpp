@@ -14,6 +14,7 @@
 #include "sluice/connectors/mysql/sink/sink_connection.hpp"
 #include "sluice/engine/common/error.hpp"
 #include "sluice/engine/common/fault_point.hpp"
+#include "sluice/engine/common/text.hpp"
 
 namespace sluice {
 namespace {
@@ -731,27 +732,35 @@ class MySqlTablesSink final : public Sink {
     // Noted before it is created, as in prepare_targets().
     if (!target && change.kind == Kind::kCreated) note_created(connection, name);
     const std::vector<std::string> statements = target_statements(connection, t, target, change);
+    // As of when, and in the time zone where, the source ran it, as a
+    // replica runs it; then back to the sink's own session.
+    std::vector<std::string> as_source, own;
     if (change.ran_at != 0 && !statements.empty()) {
-      // As of when the source ran it, as a replica runs it.
       char when[32];
       std::snprintf(when, sizeof when, "%lld.%06lld",
                     static_cast<long long>(change.ran_at / 1'000'000),
                     static_cast<long long>(change.ran_at % 1'000'000));
-      connection.execute(std::string("SET TIMESTAMP = ") + when);
+      as_source.push_back(std::string("TIMESTAMP = ") + when);
+      own.emplace_back("TIMESTAMP = DEFAULT");
     }
+    if (!change.time_zone.empty() && !statements.empty()) {
+      as_source.push_back("time_zone = " + connection.quote(change.time_zone));
+      own.push_back(std::string("time_zone = ") + kSinkTimeZone);
+    }
+    if (!as_source.empty()) connection.execute("SET " + join(as_source, ", "));
     try {
       for (const std::string& sql : statements) run_refusable(connection, sql);
     } catch (const std::exception&) {
-      if (change.ran_at != 0) {
+      if (!own.empty()) {
         try {
-          connection.execute("SET TIMESTAMP = DEFAULT");
+          connection.execute("SET " + join(own, ", "));
         } catch (const MySqlError&) {
           // The connection broke: it goes with the error.
         }
       }
       throw;
     }
-    if (change.ran_at != 0) connection.execute("SET TIMESTAMP = DEFAULT");
+    if (!own.empty()) connection.execute("SET " + join(own, ", "));
     if (at && change.kind != Kind::kReread) {
       connection.execute(std::string("REPLACE INTO ") + kMadeTable + " VALUES (" +
                          connection.quote(contexts_[t]->subtask().job_name) + ", " +
