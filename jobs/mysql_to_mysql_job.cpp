@@ -53,7 +53,7 @@ void build_tables(const Config& config, JobGraph& graph, const MySqlCdcOptions& 
                                        .collation = table_option(table.definition, "COLLATE")};
     // Defaults too: a column that a later ALTER TABLE leaves unfilled takes
     // the same value in both.
-    take_defaults(like.columns, table.definition);
+    take_expressions(like.columns, table.definition);
     targets.push_back(route_target(routes, {table.database, table.table}, std::move(like)));
   }
   Stream changes = graph.source("mysql-cdc", mysql_cdc_source(source, tables));

@@ -236,28 +236,34 @@ TEST_CASE("a table's definition as a temporary copy: no foreign keys, no partiti
         "(`id`)) ENGINE=InnoDB");
 }
 
-TEST_CASE("a table's column defaults, as SHOW CREATE TABLE writes them", "[ddl]") {
-  using Defaults = std::map<std::string, std::string>;
+TEST_CASE("a table's column defaults and generation expressions, as SHOW CREATE TABLE writes them",
+          "[ddl]") {
+  using Expressions = std::map<std::string, ColumnExpressions>;
   CHECK(
-      column_defaults(
+      column_expressions(
           "CREATE TABLE `t` (\n  `id` int(11) NOT NULL,\n  `a` decimal(6,2) DEFAULT 1.50,\n  "
           "`b` varchar(5) DEFAULT 'x''y' COMMENT 'c',\n  `c` datetime DEFAULT current_timestamp() "
           "ON UPDATE current_timestamp(),\n  `d` int(11) DEFAULT (`id` + 1) INVISIBLE,\n  `e` "
           "double DEFAULT -1e-5,\n  `f` bit(3) DEFAULT b'101',\n  `g` int(11) DEFAULT NULL,\n  "
-          "PRIMARY KEY (`id`)\n) ENGINE=InnoDB") == Defaults{{"a", "1.50"},
-                                                             {"b", "'x''y'"},
-                                                             {"c", "current_timestamp()"},
-                                                             {"d", "(`id` + 1)"},
-                                                             {"e", "-1e-5"},
-                                                             {"f", "b'101'"},
-                                                             {"g", "NULL"}});
+          "`h` char(3) GENERATED ALWAYS AS (cast(`id` + (1) as char(3) charset utf8mb4)) "
+          "VIRTUAL,\n  `i` int(11) GENERATED ALWAYS AS (`id` * 2) STORED COMMENT 'AS (1)',\n  "
+          "`j` int(11) NOT NULL,\n  PRIMARY KEY (`id`)\n) ENGINE=InnoDB") ==
+      Expressions{{"a", {"1.50", ""}},
+                  {"b", {"'x''y'", ""}},
+                  {"c", {"current_timestamp()", ""}},
+                  {"d", {"(`id` + 1)", ""}},
+                  {"e", {"-1e-5", ""}},
+                  {"f", {"b'101'", ""}},
+                  {"g", {"NULL", ""}},
+                  {"h", {"", "(cast(`id` + (1) as char(3) charset utf8mb4))"}},
+                  {"i", {"", "(`id` * 2)"}}});
   // A table without a key: its last column is the list's last item, and
   // the table's DEFAULT CHARSET after it is none of its.
-  CHECK(column_defaults("CREATE TABLE `t` (\n  `a` int(11) DEFAULT 7,\n  `b` date NOT NULL\n) "
-                        "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci") ==
-        Defaults{{"a", "7"}});
-  CHECK(column_defaults("CREATE TABLE `t` (\n  `a` int(11) DEFAULT 7\n) ENGINE=InnoDB DEFAULT "
-                        "CHARSET=latin1") == Defaults{{"a", "7"}});
+  CHECK(column_expressions("CREATE TABLE `t` (\n  `a` int(11) DEFAULT 7,\n  `b` date NOT NULL\n) "
+                           "ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci") ==
+        Expressions{{"a", {"7", ""}}});
+  CHECK(column_expressions("CREATE TABLE `t` (\n  `a` int(11) DEFAULT 7\n) ENGINE=InnoDB DEFAULT "
+                           "CHARSET=latin1") == Expressions{{"a", {"7", ""}}});
 }
 
 TEST_CASE("a table option of a CREATE TABLE, not a column's", "[ddl]") {

@@ -63,6 +63,10 @@ struct TableColumn {
   /// Its DEFAULT as SHOW CREATE TABLE writes it ("1.50", "'a''b'",
   /// "current_timestamp()"), where it was read from there; else empty.
   std::string default_sql;
+  /// Of a generated column, its expression as SHOW CREATE TABLE writes it
+  /// ("(`a` + 1)"), where it was read from there; else empty. A target's
+  /// column is a plain one, given the values.
+  std::string generated_sql;
   /// MariaDB's INVISIBLE: left out of `SELECT *` and of an INSERT without
   /// a column list.
   bool invisible = false;
@@ -136,6 +140,9 @@ class MySqlCanceller {
 /// written as they are, statements read alike, whatever the server's.
 inline constexpr char kSessionSqlMode[] =
     "STRICT_ALL_TABLES,NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION";
+/// kSessionSqlMode but its strictness: what a session that acts as another
+/// (whose modes decide what values become) keeps of its own.
+inline constexpr char kSessionSqlModeBase[] = "NO_AUTO_VALUE_ON_ZERO,NO_ENGINE_SUBSTITUTION";
 
 /// How a connection behaves.
 struct MySqlSession {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,6 +55,10 @@ struct MySqlSchemaChange final : SchemaChangeDetail {
   /// it used none. A DATETIME DEFAULT CURRENT_TIMESTAMP added takes the
   /// source's local time.
   std::string time_zone;
+  /// The sql_mode it ran under, of it the modes that decide what it does to
+  /// values (value_modes()): "" where none, so that what the source cut
+  /// with a warning the target cuts too. None: unknown.
+  std::optional<std::string> sql_mode;
 };
 
 }  // namespace sluice

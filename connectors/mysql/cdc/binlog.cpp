@@ -90,6 +90,7 @@ CapturedTable capture_table(MySqlConnection& connection, const std::string& tabl
     }
     captured.columns.push_back(column);
   }
+  take_expressions(captured.columns, captured.definition);
   return captured;
 }
 
@@ -445,6 +446,7 @@ void BinlogReader::handle_query(BinlogStream& stream, const BinlogEvent& event,
       auto stamped = std::make_shared<BinlogSchemaChange>(*out[i].schema_change);
       stamped->ran_at = int64_t{event.timestamp} * 1'000'000 + query.microseconds;
       stamped->time_zone = *time_zone;
+      stamped->sql_mode = value_modes(query.sql_mode);
       if (out.size() - first > 1) stamped->part = static_cast<uint32_t>(i - first);
       out[i].schema_change = std::move(stamped);
     }
@@ -455,6 +457,46 @@ void BinlogReader::handle_query(BinlogStream& stream, const BinlogEvent& event,
     end_group(stream.event_end());
   }
 }
+
+std::optional<std::string> value_modes(std::optional<uint64_t> sql_mode) {
+  if (!sql_mode) return std::nullopt;
+  // The server's bits (sql/sql_class.h), as the binlog has them.
+  static constexpr std::pair<int, const char*> kValueModes[] = {
+      {21, "STRICT_TRANS_TABLES"},  {22, "STRICT_ALL_TABLES"},   {23, "NO_ZERO_IN_DATE"},
+      {24, "NO_ZERO_DATE"},         {25, "ALLOW_INVALID_DATES"}, {26, "ERROR_FOR_DIVISION_BY_ZERO"},
+      {34, "TIME_ROUND_FRACTIONAL"}};
+  std::vector<std::string> names;
+  for (const auto& [bit, name] : kValueModes) {
+    if ((*sql_mode >> bit) & 1) names.emplace_back(name);
+  }
+  return join(names, ",");
+}
+
+namespace {
+
+// Warns of each column `change` adds whose DEFAULT gives each row a value
+// of its own (UUID(), RAND()): the target's rows cannot get the source's.
+void warn_of_random_defaults(const BinlogSchemaChange& change) {
+  static const char* const kRandom[] = {"uuid(",         "uuid_short(", "rand(",
+                                        "random_bytes(", "sys_guid(",   "connection_id("};
+  for (const TableColumn& column : change.after.columns) {
+    const bool added = std::none_of(change.before.columns.begin(), change.before.columns.end(),
+                                    [&](const TableColumn& c) { return c.name == column.name; });
+    const std::string value = lower(column.default_sql);
+    if (!added || std::none_of(std::begin(kRandom), std::end(kRandom),
+                               [&](const char* f) { return value.find(f) != std::string::npos; })) {
+      continue;
+    }
+    spdlog::warn(
+        "binlog: {} adds column '{}' to table '{}.{}' with DEFAULT {}: the table's rows took "
+        "values of it that the binlog does not log, and its target's rows take values of their "
+        "own, as a replica's do; the rows' later changes bring the source's",
+        change.statement, column.name, change.after.database, change.after.table,
+        column.default_sql);
+  }
+}
+
+}  // namespace
 
 std::string BinlogReader::utc_offset(std::string_view zone, uint32_t timestamp,
                                      const std::string& statement) {
@@ -613,6 +655,7 @@ std::shared_ptr<const BinlogSchemaChange> BinlogReader::follow(size_t t,
   change->resume_before = resume();  // at the start of the statement's group
   spdlog::info("binlog: {} on captured table '{}.{}' at {}: its rows have the new columns",
                statement, tables_[t].database, tables_[t].table, stream.event_end().to_string());
+  warn_of_random_defaults(*change);
   set_table(t, change->after);
   return change;
 }

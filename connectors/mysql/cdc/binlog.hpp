@@ -55,6 +55,14 @@ struct CapturedTable {
 std::string show_create_table(MySqlConnection& connection, const std::string& database,
                               const std::string& table);
 
+/// Of a session's sql_mode (the server's bits), the modes that decide what
+/// a statement does to the values a table holds rather than how it reads
+/// (STRICT_ALL_TABLES, NO_ZERO_DATE, TIME_ROUND_FRACTIONAL, …), by name,
+/// comma-separated: a target's change runs under them, so that values the
+/// source's cut or converted with a warning, not strict, go alike there
+/// rather than fail it. None for none.
+std::optional<std::string> value_modes(std::optional<uint64_t> sql_mode);
+
 /// `table` of `database` (empty: the connection's), read from
 /// information_schema. Throws ConfigError for a missing table or a column
 /// type the binlog reader does not take, naming it; unless `keep` names the
@@ -107,6 +115,8 @@ struct BinlogSchemaChange {
   /// The time zone of the session that ran it, as an offset from UTC then
   /// ("+05:30"), where the statement used it; empty: not used.
   std::string time_zone;
+  /// Of the session's sql_mode, value_modes(); none: the event does not say.
+  std::optional<std::string> sql_mode;
   /// Of a statement that changes several tables, this change's place among
   /// its changes.
   uint32_t part = 0;

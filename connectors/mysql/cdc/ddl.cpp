@@ -417,12 +417,18 @@ class Parser {
     return out;
   }
 
-  std::map<std::string, std::string> column_defaults(std::string_view definition) {
-    std::map<std::string, std::string> out;
+  // The DEFAULT and the generation expression (AS (…)) of each column of
+  // CREATE TABLE `definition`, as written there.
+  std::map<std::string, ColumnExpressions> column_expressions(std::string_view definition) {
+    std::map<std::string, ColumnExpressions> out;
     if (!take("CREATE") || !take("TABLE")) return out;
     take_if_exists();
     name();
     if (!take_symbol('(')) return out;
+    const auto text = [&](const std::vector<const Token*>& item, size_t first, size_t end) {
+      return std::string(
+          definition.substr(item[first]->begin, item[end - 1]->end - item[first]->begin));
+    };
     for (bool last = false; !last && at_ < tokens_.size();) {
       std::vector<const Token*> item = clause();
       // The last item runs on past the parenthesis that ends the list, into
@@ -436,9 +442,22 @@ class Parser {
         }
       }
       if (item.empty() || item.front()->kind != Token::Kind::kQuoted) continue;  // a key
-      // DEFAULT …, up to the attribute after it: SHOW CREATE TABLE writes
-      // them in this order.
+      ColumnExpressions& column = out[item.front()->text];
       for (size_t i = 1; i < item.size(); ++i) {
+        // AS (…): the parenthesis and what it holds.
+        if (word_at(item, i, {"AS"}) && i + 1 < item.size() && item[i + 1]->text == "(") {
+          size_t end = i + 1;
+          for (int depth = 0; end < item.size(); ++end) {
+            if (item[end]->kind != Token::Kind::kSymbol) continue;
+            if (item[end]->text == "(") ++depth;
+            if (item[end]->text == ")" && --depth == 0) break;
+          }
+          if (end < item.size()) column.generated = text(item, i + 1, end + 1);
+          i = end;
+          continue;
+        }
+        // DEFAULT …, up to the attribute after it: SHOW CREATE TABLE writes
+        // them in this order.
         if (!word_at(item, i, {"DEFAULT"})) continue;
         size_t end = i + 1;
         for (int depth = 0; end < item.size(); ++end) {
@@ -451,12 +470,10 @@ class Parser {
             break;
           }
         }
-        if (end > i + 1) {
-          out[item.front()->text] = std::string(
-              definition.substr(item[i + 1]->begin, item[end - 1]->end - item[i + 1]->begin));
-        }
+        if (end > i + 1) column.default_sql = text(item, i + 1, end);
         break;
       }
+      if (column.default_sql.empty() && column.generated.empty()) out.erase(item.front()->text);
     }
     return out;
   }
@@ -659,8 +676,8 @@ std::vector<std::pair<std::string, std::string>> column_renames(std::string_view
   return parser.column_renames();
 }
 
-std::map<std::string, std::string> column_defaults(std::string_view definition) {
-  return Parser(tokenize(definition), "").column_defaults(definition);
+std::map<std::string, ColumnExpressions> column_expressions(std::string_view definition) {
+  return Parser(tokenize(definition), "").column_expressions(definition);
 }
 
 std::string table_option(std::string_view definition, std::string_view option) {

@@ -70,9 +70,16 @@ std::string alter_clauses(std::string_view statement, std::string_view table);
 /// [COLUMN] old new …, RENAME COLUMN old TO new.
 std::vector<std::pair<std::string, std::string>> column_renames(std::string_view statement);
 
-/// The DEFAULT of each column of `definition`, a CREATE TABLE that SHOW
-/// CREATE TABLE wrote, as it is written there, by column name.
-std::map<std::string, std::string> column_defaults(std::string_view definition);
+/// What a column's values come from, as SHOW CREATE TABLE writes it.
+struct ColumnExpressions {
+  std::string default_sql;  ///< its DEFAULT ("1.50", "current_timestamp()")
+  std::string generated;    ///< of a generated column, its expression ("(`a` + 1)")
+  bool operator==(const ColumnExpressions&) const = default;
+};
+/// The DEFAULT and the generation expression of each column of
+/// `definition`, a CREATE TABLE that SHOW CREATE TABLE wrote, by column
+/// name; columns with neither are left out.
+std::map<std::string, ColumnExpressions> column_expressions(std::string_view definition);
 
 /// The table option `option` (COLLATE, CHARSET, ENGINE) of `definition`,
 /// a CREATE TABLE that SHOW CREATE TABLE wrote; empty if it has none.

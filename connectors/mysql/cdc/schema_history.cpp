@@ -18,11 +18,12 @@ constexpr char kCopy[] = "`sluice_schema_history`";
 
 }  // namespace
 
-void take_defaults(std::vector<TableColumn>& columns, std::string_view definition) {
-  const std::map<std::string, std::string> defaults = column_defaults(definition);
+void take_expressions(std::vector<TableColumn>& columns, std::string_view definition) {
+  const std::map<std::string, ColumnExpressions> expressions = column_expressions(definition);
   for (TableColumn& column : columns) {
-    if (const auto found = defaults.find(column.name); found != defaults.end()) {
-      column.default_sql = found->second;
+    if (const auto found = expressions.find(column.name); found != expressions.end()) {
+      column.default_sql = found->second.default_sql;
+      column.generated_sql = found->second.generated;
     }
   }
 }
@@ -172,7 +173,7 @@ CapturedTable SchemaHistory::read_copy(const std::string& database, const std::s
     definition = "CREATE TABLE " + quote_identifier(table) + definition.substr(copy.size());
   }
   Charsets decoders(sql);
-  take_defaults(info.columns, definition);
+  take_expressions(info.columns, definition);
   CapturedTable captured{.database = database,
                          .table = table,
                          .schema = info.schema(),

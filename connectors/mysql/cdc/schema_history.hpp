@@ -15,9 +15,9 @@
 
 namespace sluice {
 
-/// Sets each of `columns`' default_sql as `definition` (SHOW CREATE TABLE
-/// of their table) writes it.
-void take_defaults(std::vector<TableColumn>& columns, std::string_view definition);
+/// Sets each of `columns`' default_sql and generated_sql as `definition`
+/// (SHOW CREATE TABLE of their table) writes them.
+void take_expressions(std::vector<TableColumn>& columns, std::string_view definition);
 
 /// The columns of captured tables as the DDL in the binlog changes them
 /// (Debezium's schema history), worked out by the server itself: a table is

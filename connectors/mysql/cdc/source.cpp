@@ -435,6 +435,7 @@ class MySqlCdcSource final : public Source {
       detail->part = read->part;
       detail->ran_at = read->ran_at;
       detail->time_zone = read->time_zone;
+      detail->sql_mode = read->sql_mode;
     }
     if (!position.file.empty()) detail->position = position.to_string();
     detail->before = std::move(before);

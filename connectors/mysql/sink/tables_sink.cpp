@@ -732,8 +732,9 @@ class MySqlTablesSink final : public Sink {
     // Noted before it is created, as in prepare_targets().
     if (!target && change.kind == Kind::kCreated) note_created(connection, name);
     const std::vector<std::string> statements = target_statements(connection, t, target, change);
-    // As of when, and in the time zone where, the source ran it, as a
-    // replica runs it; then back to the sink's own session.
+    // As of when, in the time zone where and under the sql_mode with which
+    // the source ran it, as a replica runs it; then back to the sink's own
+    // session.
     std::vector<std::string> as_source, own;
     if (change.ran_at != 0 && !statements.empty()) {
       char when[32];
@@ -746,6 +747,12 @@ class MySqlTablesSink final : public Sink {
     if (!change.time_zone.empty() && !statements.empty()) {
       as_source.push_back("time_zone = " + connection.quote(change.time_zone));
       own.push_back(std::string("time_zone = ") + kSinkTimeZone);
+    }
+    if (change.sql_mode && change.kind == Kind::kColumns && !statements.empty()) {
+      std::string modes = kSessionSqlModeBase;
+      if (!change.sql_mode->empty()) modes += "," + *change.sql_mode;
+      as_source.push_back("sql_mode = " + connection.quote(modes));
+      own.push_back("sql_mode = " + connection.quote(kSessionSqlMode));
     }
     if (!as_source.empty()) connection.execute("SET " + join(as_source, ", "));
     try {
@@ -897,7 +904,39 @@ class MySqlTablesSink final : public Sink {
         break;
     }
     if (ignore) return {};
-    return altering(change);
+    std::vector<std::string> out = altering(change);
+    if (std::optional<std::string> update = generated_values(connection, t, change)) {
+      out.push_back(std::move(*update));
+    }
+    return out;
+  }
+
+  // The rows of table t got the values of the generated columns that
+  // `change` adds, or computes anew, with no row in the binlog: an UPDATE
+  // that gives them to the target's rows, whose columns are plain ones.
+  // Replayed, it computes the same. None for a restore, which says what
+  // the columns are rather than how they changed.
+  std::optional<std::string> generated_values(MySqlConnection& connection, size_t t,
+                                              const MySqlSchemaChange& change) const {
+    if (change.before.empty()) return std::nullopt;
+    std::vector<std::string> sets;
+    for (const TableColumn& c : change.after) {
+      if (c.generated_sql.empty()) continue;
+      std::string was = c.name;
+      for (const auto& [from, to] : change.renames) {
+        if (to == c.name) was = from;
+      }
+      const auto before = std::find_if(change.before.begin(), change.before.end(),
+                                       [&](const TableColumn& b) { return b.name == was; });
+      if (before != change.before.end() && before->generated_sql == c.generated_sql) continue;
+      sets.push_back(quote_identifier(c.name) + " = " + c.generated_sql);
+    }
+    if (sets.empty()) return std::nullopt;
+    std::string sql = "UPDATE " + quote_identifier(targets_[t].table) + " SET " + join(sets, ", ");
+    if (const std::string& column = targets_[t].table_column; !column.empty()) {
+      sql += " WHERE " + quote_identifier(column) + " = " + connection.quote(tables_[t].name);
+    }
+    return sql;
   }
 
   // Each target as its source table is when the job starts: created when
