@@ -1302,6 +1302,66 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "mysql-to-mysql resumes across ALTER TABLEs that change columns' types, killed before and "
+    "after each is made to the target",
+    "[mysql][cdc][ddl]") {
+  const std::string delivery = GENERATE("at-least-once", "exactly-once");
+  const std::string fault = GENERATE("mysql-sink-before-schema-change", "mysql-sink-schema-change");
+  INFO("sink.delivery=" << delivery << ", SLUICE_FAULT=" << fault);
+  testing::TempDir dir;
+  testing::TestDatabase shop;
+  testing::TestDatabase replica;
+  MySqlConnection sql(shop.url());
+  sql.execute("CREATE TABLE w (id INT PRIMARY KEY, c VARCHAR(10))");
+  sql.execute("INSERT INTO w SELECT seq, seq FROM seq_1_to_10");
+  sql.execute("CREATE TABLE e (id INT PRIMARY KEY, n INT)");
+  sql.execute("INSERT INTO e SELECT seq, seq FROM seq_1_to_10");
+  const std::string db = shop.url().database;
+  const std::string job = testing::unique_name("types");
+  const testing::PreparedGuard guard(job);
+  const std::string command =
+      whole_database_command(db, replica.url().database, job, dir, "evolve", delivery);
+  MySqlConnection target(replica.url());
+  const auto same = [&] {
+    if (!same_rows(sql, db, target, replica.url().database, {"w", "e"})) return false;
+    for (const std::string t : {"w", "e"}) {
+      if (shape_of(target, replica.url().database, t) != shape_of(sql, db, t)) return false;
+    }
+    return true;
+  };
+  {
+    testing::BackgroundCommand run(command + " 2>&1");
+    const bool synced = testing::wait_until(same);
+    INFO(run.output());
+    REQUIRE(synced);
+    CHECK(run.signal(SIGINT).status == 130);
+  }
+  // While it is down: a type narrowed (text to numbers), one widened
+  // (numbers to text), rows before and after each. Killed at each change:
+  // the target behind the columns the job starts with, or ahead of those
+  // of its checkpoint.
+  sql.execute("INSERT INTO w VALUES (11, '11')");
+  sql.execute("ALTER TABLE w MODIFY c INT");
+  sql.execute("INSERT INTO w VALUES (12, 12)");
+  sql.execute("UPDATE e SET n = n + 1 WHERE id = 1");
+  sql.execute("ALTER TABLE e MODIFY n TEXT");
+  sql.execute("INSERT INTO e VALUES (11, 'eleven')");
+  for (int n = 1; n <= 2; ++n) {
+    const auto killed = testing::run_command("SLUICE_FAULT=" + fault + ":" + std::to_string(n) +
+                                             " " + command + " 2>&1");
+    INFO(killed.output);
+    REQUIRE(killed.status == 137);
+  }
+  testing::BackgroundCommand run(command + " 2>&1");
+  const bool synced = testing::wait_until(same);
+  const auto finished = run.signal(SIGINT);
+  INFO(finished.output);
+  CHECK(synced);
+  CHECK(finished.status == 130);
+  check_nothing_prepared(target, job);
+}
+
+TEST_CASE(
     "mysql-to-mysql with source.tables under try_evolve leaves out a change the target refuses, "
     "and under ignore changes no target, writing the columns that fit",
     "[mysql][cdc][ddl]") {

@@ -22,7 +22,10 @@ namespace sluice {
 /// phase completed); in the
 /// MySQL sink "mid-flush", "after-prepare",
 /// "before-commit", "after-commit" and "recovery-after-commits" (listed
-/// transactions committed, leftovers not yet rolled back).
+/// transactions committed, leftovers not yet rolled back); in the sink of
+/// several tables "mysql-sink-before-schema-change" and
+/// "mysql-sink-schema-change" (a schema change of the source's about to be
+/// made to its target, and made).
 void fault_point(std::string_view name, int subtask = -1);
 
 }  // namespace sluice

@@ -367,6 +367,7 @@ class MySqlTablesSink final : public Sink {
       // Made again after a drop: created, if need be, as it is now.
       if (detail->kind == MySqlSchemaChange::Kind::kCreated)
         targets_[t] = target_of(change, *detail);
+      fault_point("mysql-sink-before-schema-change");
       change_target(t, *detail);
       if (detail->kind == MySqlSchemaChange::Kind::kReread && !exactly_once() &&
           (!change.after.schema.has_primary_key() || (t < applied_.size() && applied_[t]))) {
@@ -572,10 +573,15 @@ class MySqlTablesSink final : public Sink {
   //
   // A restored run replays the changes after its checkpoint onto a target
   // that may be ahead of it in its columns too: a column a replayed ALTER
-  // TABLE drops or renames is gone there already. Those changes are written
-  // to the columns the target has (the values of the others are the
-  // target's already, or the replayed ALTER's to drop), until the replay
-  // reaches the ALTER, which the target has and is not made again.
+  // TABLE drops or renames is gone there already, or of the type it changes
+  // it to. Those changes are written to the columns the target has that
+  // hold them (the values of the others are the target's already, as the
+  // replayed ALTER made them, or its to drop), until the replay reaches the
+  // ALTER, which the target has and is not made again. Exactly-once, a
+  // restored run opens every table first with the columns the job was
+  // built with, which an ALTER read after the checkpoint and not yet made
+  // may have put ahead of the target: the columns as of the checkpoint
+  // come before any row, and open it again.
   std::unique_ptr<Sink> table_sink(size_t t, const Schema& schema) {
     MySqlSinkOptions options = options_;
     options.table = targets_[t].table;
@@ -594,18 +600,16 @@ class MySqlTablesSink final : public Sink {
     for (size_t c = 0; c < schema.size(); ++c) {
       if (target) {
         const TableColumn* there = target->column(schema.column(c).name);
-        if (there == nullptr || (fit && !holds(there->column_type, schema.column(c).type))) {
-          continue;
-        }
+        if (there == nullptr || !holds(there->column_type, schema.column(c).type)) continue;
       }
       columns.push_back(c);
       kept.push_back(schema.column(c));
     }
     if (columns.size() < schema.size()) {
       spdlog::info(
-          "mysql sink: table '{}' has not all the columns of '{}' (an ALTER TABLE dropped or "
-          "renamed them after the checkpoint, or schema.change.behavior left them out): writing "
-          "those it has",
+          "mysql sink: table '{}' has not all the columns of '{}' of their types (an ALTER "
+          "TABLE dropped, renamed or changed them after the checkpoint, or "
+          "schema.change.behavior left them out): writing those it has that hold them",
           options.table, tables_[t].name);
     }
     std::vector<std::string> key = schema.primary_key_names();
