@@ -481,8 +481,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "mysql-to-mysql gives the target's rows the values of the generated columns an ALTER TABLE "
-    "adds or computes anew, which the binlog does not log",
+    "mysql-to-mysql makes to the target what an ALTER TABLE changes unlogged: generated "
+    "columns' values, defaults",
     "[mysql][cdc]") {
   testing::TempDir dir;
   testing::TestDatabase shop;
@@ -502,7 +502,20 @@ TEST_CASE(
   sql.execute("ALTER TABLE g MODIFY w INT AS (a * 7) VIRTUAL");
   sql.execute("ALTER TABLE g CHANGE w w7 INT AS (a * 7) VIRTUAL, ADD COLUMN z INT DEFAULT 5");
   sql.execute("INSERT INTO g (id, a) VALUES (3, 3)");
-  const bool synced = testing::wait_until(same);
+  // Defaults alone: the rows read as before.
+  sql.execute("ALTER TABLE g ALTER COLUMN a SET DEFAULT 9, ALTER z DROP DEFAULT");
+  sql.execute("ALTER TABLE g MODIFY z INT DEFAULT 6");
+  sql.execute("ALTER TABLE g ADD COLUMN d INT NOT NULL DEFAULT 1, ALTER COLUMN d DROP DEFAULT");
+  const auto defaults = [](MySqlConnection& c, const std::string& database) {
+    return c.query(
+        "SELECT COLUMN_NAME, COLUMN_DEFAULT FROM information_schema.COLUMNS WHERE "
+        "TABLE_SCHEMA = " +
+        c.quote(database) +
+        " AND TABLE_NAME = 'g' AND COLUMN_NAME IN ('a', 'z', 'd') "
+        "ORDER BY 1");
+  };
+  const bool synced = testing::wait_until(
+      [&] { return same() && defaults(target, replica.url().database) == defaults(sql, db); });
   const auto finished = run.signal(SIGINT);
   INFO(finished.output);
   CHECK(synced);
@@ -511,6 +524,9 @@ TEST_CASE(
         std::vector<std::vector<std::optional<std::string>>>{{"1", "7", "101", "201", "5"},
                                                              {"2", "14", "102", "202", "5"},
                                                              {"3", "21", "103", "203", "5"}});
+  CHECK(defaults(target, replica.url().database) ==
+        std::vector<std::vector<std::optional<std::string>>>{
+            {"a", "9"}, {"d", std::nullopt}, {"z", "6"}});
   // Only the ALTERs that changed what a column computes wrote its values.
   CHECK(finished.output.find("UPDATE `g` SET `v` = (`a` + 100), `s` = (`a` + 200)") !=
         std::string::npos);

@@ -618,7 +618,10 @@ void BinlogReader::check_ddl(const std::string& statement, const std::string& da
             "To go on: make the target hold what the source holds, then start the job afresh "
             "with restore=none: it reads a new snapshot of every captured table");
       }
-      if (change.effect == DdlChange::Effect::kRowsAlike) continue;
+      if (change.effect == DdlChange::Effect::kRowsAlike &&
+          !(change.defaults && options_.follow_schema_changes)) {
+        continue;
+      }
       if (options_.follow_schema_changes && change.altered_in_place) {
         out.add_schema_change(t, follow(t, statement, stream));
         schema_changed_ = true;

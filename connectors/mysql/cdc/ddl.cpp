@@ -314,7 +314,7 @@ class Parser {
     bool renamed = false;
     int nullable_columns = 0;
     Effect effect = Effect::kRowsAlike;
-    bool rows_unlogged = false;
+    bool rows_unlogged = false, defaults = false;
     while (at_ < tokens_.size() && !take_symbol(';')) {
       const size_t start = at_;
       // RENAME [TO|AS] other: the table takes another name.
@@ -338,6 +338,7 @@ class Parser {
       if (ignore && word_at(c, 0, {"ADD"}) && (has_word(c, "UNIQUE") || has_word(c, "PRIMARY"))) {
         rows_unlogged = true;
       }
+      defaults = defaults || sets_default(c);
       if (adds_nullable_column_at_end(c)) {
         ++nullable_columns;
       } else {
@@ -351,6 +352,7 @@ class Parser {
     DdlChange altered = change(std::move(*table), renamed ? Effect::kRowsChange : effect);
     altered.altered_in_place = !renamed;
     altered.rows_unlogged = rows_unlogged;
+    altered.defaults = defaults;
     if (renamed) altered.action = Action::kRename;
     out.insert(out.begin(), std::move(altered));
     return out;
@@ -370,11 +372,17 @@ class Parser {
 
   // What alter_clauses() keeps of a clause: it changes the rows' columns,
   // or the charset of columns added later.
+  // ALTER [COLUMN] c SET DEFAULT …, DROP DEFAULT.
+  static bool sets_default(const std::vector<const Token*>& c) {
+    return word_at(c, 0, {"ALTER"}) && !word_at(c, 1, {"INDEX", "KEY"}) && has_word(c, "DEFAULT");
+  }
+
   static bool replayed(const std::vector<const Token*>& c) {
     if (has_word(c, "FOREIGN") || has_word(c, "PARTITION") || has_word(c, "PARTITIONS") ||
         has_word(c, "PARTITIONING")) {
       return false;
     }
+    if (sets_default(c)) return true;  // what a copy's columns show
     if (word_at(c, 0, {"DEFAULT", "CHARACTER", "CHARSET", "COLLATE", "CONVERT"})) return true;
     // RENAME [TO|AS] other: the table's name, not its columns.
     if (word_at(c, 0, {"RENAME"}) && !word_at(c, 1, {"COLUMN", "INDEX", "KEY"})) return false;

@@ -24,6 +24,10 @@ struct DdlChange {
   /// Whether an ALTER TABLE changes the table in place (it does not rename
   /// it): what alter_clauses() can replay.
   bool altered_in_place = false;
+  /// Whether an ALTER TABLE sets or drops a column's DEFAULT (ALTER [COLUMN]
+  /// c SET DEFAULT, DROP DEFAULT): rows read as before, but a target that
+  /// follows its table's columns changes too.
+  bool defaults = false;
   /// Whether the statement makes the table (CREATE TABLE, the new name of
   /// a RENAME).
   bool creates = false;

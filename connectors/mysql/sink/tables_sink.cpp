@@ -39,6 +39,20 @@ void check_shared_targets(const std::vector<TableSchema>& tables,
 
 bool same_name(const std::string& a, const std::string& b);
 
+// Of a change the binlog has (its place in it known, so its `before` is
+// the source's columns, defaults and all), column `name` of `after` as it
+// was before; null if it was not, or the change is of another kind.
+const TableColumn* before_of(const MySqlSchemaChange& change, const std::string& name) {
+  if (change.kind != MySqlSchemaChange::Kind::kColumns || change.position.empty()) return nullptr;
+  std::string was = name;
+  for (const auto& [from, to] : change.renames) {
+    if (to == name) was = from;
+  }
+  const auto found = std::find_if(change.before.begin(), change.before.end(),
+                                  [&](const TableColumn& c) { return c.name == was; });
+  return found == change.before.end() ? nullptr : &*found;
+}
+
 // Where the sink notes the last schema change it made to each target.
 constexpr char kMadeTable[] = "`sluice_schema_changes`";
 // Where the sink notes the targets it created in a run that has not yet
@@ -918,21 +932,17 @@ class MySqlTablesSink final : public Sink {
   // The rows of table t got the values of the generated columns that
   // `change` adds, or computes anew, with no row in the binlog: an UPDATE
   // that gives them to the target's rows, whose columns are plain ones.
-  // Replayed, it computes the same. None for a restore, which says what
-  // the columns are rather than how they changed.
+  // Replayed, it computes the same. None for a change the binlog does not
+  // have (a restore's, which says what the columns are rather than how
+  // they changed).
   std::optional<std::string> generated_values(MySqlConnection& connection, size_t t,
                                               const MySqlSchemaChange& change) const {
-    if (change.before.empty()) return std::nullopt;
+    if (change.before.empty() || change.position.empty()) return std::nullopt;
     std::vector<std::string> sets;
     for (const TableColumn& c : change.after) {
       if (c.generated_sql.empty()) continue;
-      std::string was = c.name;
-      for (const auto& [from, to] : change.renames) {
-        if (to == c.name) was = from;
-      }
-      const auto before = std::find_if(change.before.begin(), change.before.end(),
-                                       [&](const TableColumn& b) { return b.name == was; });
-      if (before != change.before.end() && before->generated_sql == c.generated_sql) continue;
+      const TableColumn* was = before_of(change, c.name);
+      if (was != nullptr && was->generated_sql == c.generated_sql) continue;
       sets.push_back(quote_identifier(c.name) + " = " + c.generated_sql);
     }
     if (sets.empty()) return std::nullopt;
@@ -1172,6 +1182,13 @@ std::vector<std::string> target_alterations(const TableInfo& target,
         const size_t to = previous.empty() ? 0 : find_column(now, previous) + 1;
         now.insert(now.begin() + static_cast<std::ptrdiff_t>(moved ? to : std::min(at, now.size())),
                    wanted);
+      } else if (const TableColumn* was = before_of(change, column.name);
+                 was != nullptr && was->default_sql != column.default_sql) {
+        // Its DEFAULT alone (the target's own is not read: a change of the
+        // binlog's, replayed, sets it again).
+        out.push_back("ALTER COLUMN " + quote_identifier(column.name) +
+                      (column.default_sql.empty() ? std::string(" DROP DEFAULT")
+                                                  : " SET DEFAULT " + column.default_sql));
       }
     }
     previous = column.name;
