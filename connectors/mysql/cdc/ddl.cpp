@@ -370,19 +370,19 @@ class Parser {
     return out;
   }
 
-  // What alter_clauses() keeps of a clause: it changes the rows' columns,
-  // or the charset of columns added later.
   // ALTER [COLUMN] c SET DEFAULT …, DROP DEFAULT.
   static bool sets_default(const std::vector<const Token*>& c) {
     return word_at(c, 0, {"ALTER"}) && !word_at(c, 1, {"INDEX", "KEY"}) && has_word(c, "DEFAULT");
   }
 
+  // What alter_clauses() keeps of a clause: it changes the rows' columns,
+  // their defaults, or the charset of columns added later.
   static bool replayed(const std::vector<const Token*>& c) {
     if (has_word(c, "FOREIGN") || has_word(c, "PARTITION") || has_word(c, "PARTITIONS") ||
         has_word(c, "PARTITIONING")) {
       return false;
     }
-    if (sets_default(c)) return true;  // what a copy's columns show
+    if (sets_default(c)) return true;
     if (word_at(c, 0, {"DEFAULT", "CHARACTER", "CHARSET", "COLLATE", "CONVERT"})) return true;
     // RENAME [TO|AS] other: the table's name, not its columns.
     if (word_at(c, 0, {"RENAME"}) && !word_at(c, 1, {"COLUMN", "INDEX", "KEY"})) return false;
