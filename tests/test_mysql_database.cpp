@@ -491,13 +491,20 @@ TEST_CASE(
   MySqlConnection sql(shop.url());
   sql.execute("CREATE TABLE g (id INT PRIMARY KEY, a INT, w INT AS (a * 3) VIRTUAL)");
   sql.execute("INSERT INTO g (id, a) VALUES (1, 1), (2, 2)");
+  sql.execute("CREATE TABLE k (v INT, s VARCHAR(5))");  // no key, rows that repeat
+  sql.execute("INSERT INTO k VALUES (3, 'c'), (1, 'a'), (2, 'b'), (2, 'b')");
   const std::string job = testing::unique_name("generated");
   const std::string command =
       whole_database_command(db, replica.url().database, job, dir, "evolve", "at-least-once");
   MySqlConnection target(replica.url());
-  const auto same = [&] { return same_rows(sql, db, target, replica.url().database, {"g"}); };
+  const auto same = [&] { return same_rows(sql, db, target, replica.url().database, {"g", "k"}); };
   testing::BackgroundCommand run(command + " 2>&1");
   REQUIRE(testing::wait_until(same));  // the binlog from here on
+  // AUTO_INCREMENT columns added number the rows: by the key, or keyless
+  // in the rows' order; one of them made the key.
+  sql.execute("ALTER TABLE g ADD COLUMN seq INT NOT NULL AUTO_INCREMENT UNIQUE");
+  sql.execute("ALTER TABLE k ADD COLUMN id INT AUTO_INCREMENT PRIMARY KEY FIRST");
+  sql.execute("UPDATE k SET s = 'x' WHERE id = 3");
   sql.execute("ALTER TABLE g ADD COLUMN v INT AS (a + 100) VIRTUAL, ADD s INT AS (a + 200) STORED");
   sql.execute("ALTER TABLE g MODIFY w INT AS (a * 7) VIRTUAL");
   sql.execute("ALTER TABLE g CHANGE w w7 INT AS (a * 7) VIRTUAL, ADD COLUMN z INT DEFAULT 5");
@@ -520,10 +527,13 @@ TEST_CASE(
   INFO(finished.output);
   CHECK(synced);
   CHECK(finished.status == 130);
-  CHECK(target.query("SELECT id, w7, v, s, z FROM g ORDER BY id") ==
-        std::vector<std::vector<std::optional<std::string>>>{{"1", "7", "101", "201", "5"},
-                                                             {"2", "14", "102", "202", "5"},
-                                                             {"3", "21", "103", "203", "5"}});
+  CHECK(target.query("SELECT id, w7, v, s, z, seq FROM g ORDER BY id") ==
+        std::vector<std::vector<std::optional<std::string>>>{{"1", "7", "101", "201", "5", "1"},
+                                                             {"2", "14", "102", "202", "5", "2"},
+                                                             {"3", "21", "103", "203", "5", "3"}});
+  CHECK(target.query("SELECT id, v, s FROM k ORDER BY id") ==
+        std::vector<std::vector<std::optional<std::string>>>{
+            {"1", "3", "c"}, {"2", "1", "a"}, {"3", "2", "x"}, {"4", "2", "b"}});
   CHECK(defaults(target, replica.url().database) ==
         std::vector<std::vector<std::optional<std::string>>>{
             {"a", "9"}, {"d", std::nullopt}, {"z", "6"}});

@@ -247,7 +247,8 @@ TEST_CASE("a table's column defaults and generation expressions, as SHOW CREATE 
           "double DEFAULT -1e-5,\n  `f` bit(3) DEFAULT b'101',\n  `g` int(11) DEFAULT NULL,\n  "
           "`h` char(3) GENERATED ALWAYS AS (cast(`id` + (1) as char(3) charset utf8mb4)) "
           "VIRTUAL,\n  `i` int(11) GENERATED ALWAYS AS (`id` * 2) STORED COMMENT 'AS (1)',\n  "
-          "`j` int(11) NOT NULL,\n  PRIMARY KEY (`id`)\n) ENGINE=InnoDB") ==
+          "`j` int(11) NOT NULL,\n  `k` bigint(20) NOT NULL AUTO_INCREMENT,\n  PRIMARY KEY "
+          "(`id`)\n) ENGINE=InnoDB") ==
       Expressions{{"a", {"1.50", ""}},
                   {"b", {"'x''y'", ""}},
                   {"c", {"current_timestamp()", ""}},
@@ -256,7 +257,8 @@ TEST_CASE("a table's column defaults and generation expressions, as SHOW CREATE 
                   {"f", {"b'101'", ""}},
                   {"g", {"NULL", ""}},
                   {"h", {"", "(cast(`id` + (1) as char(3) charset utf8mb4))"}},
-                  {"i", {"", "(`id` * 2)"}}});
+                  {"i", {"", "(`id` * 2)"}},
+                  {"k", {"", "", true}}});
   // A table without a key: its last column is the list's last item, and
   // the table's DEFAULT CHARSET after it is none of its.
   CHECK(column_expressions("CREATE TABLE `t` (\n  `a` int(11) DEFAULT 7,\n  `b` date NOT NULL\n) "

@@ -67,6 +67,8 @@ struct TableColumn {
   /// ("(`a` + 1)"), where it was read from there; else empty. A target's
   /// column is a plain one, given the values.
   std::string generated_sql;
+  /// Whether it is AUTO_INCREMENT, where read from SHOW CREATE TABLE.
+  bool auto_increment = false;
   /// MariaDB's INVISIBLE: left out of `SELECT *` and of an INSERT without
   /// a column list.
   bool invisible = false;

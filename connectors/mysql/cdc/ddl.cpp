@@ -451,6 +451,7 @@ class Parser {
       }
       if (item.empty() || item.front()->kind != Token::Kind::kQuoted) continue;  // a key
       ColumnExpressions& column = out[item.front()->text];
+      column.auto_increment = has_word(item, "AUTO_INCREMENT");
       for (size_t i = 1; i < item.size(); ++i) {
         // AS (…): the parenthesis and what it holds.
         if (word_at(item, i, {"AS"}) && i + 1 < item.size() && item[i + 1]->text == "(") {
@@ -481,7 +482,7 @@ class Parser {
         if (end > i + 1) column.default_sql = text(item, i + 1, end);
         break;
       }
-      if (column.default_sql.empty() && column.generated.empty()) out.erase(item.front()->text);
+      if (column == ColumnExpressions{}) out.erase(item.front()->text);
     }
     return out;
   }

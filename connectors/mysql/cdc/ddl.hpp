@@ -78,11 +78,12 @@ std::vector<std::pair<std::string, std::string>> column_renames(std::string_view
 struct ColumnExpressions {
   std::string default_sql;  ///< its DEFAULT ("1.50", "current_timestamp()")
   std::string generated;    ///< of a generated column, its expression ("(`a` + 1)")
+  bool auto_increment = false;
   bool operator==(const ColumnExpressions&) const = default;
 };
 /// The DEFAULT and the generation expression of each column of
-/// `definition`, a CREATE TABLE that SHOW CREATE TABLE wrote, by column
-/// name; columns with neither are left out.
+/// `definition`, a CREATE TABLE that SHOW CREATE TABLE wrote, and whether
+/// it is AUTO_INCREMENT, by column name; columns with none are left out.
 std::map<std::string, ColumnExpressions> column_expressions(std::string_view definition);
 
 /// The table option `option` (COLLATE, CHARSET, ENGINE) of `definition`,

@@ -24,6 +24,7 @@ void take_expressions(std::vector<TableColumn>& columns, std::string_view defini
     if (const auto found = expressions.find(column.name); found != expressions.end()) {
       column.default_sql = found->second.default_sql;
       column.generated_sql = found->second.generated;
+      column.auto_increment = found->second.auto_increment;
     }
   }
 }

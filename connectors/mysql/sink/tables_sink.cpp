@@ -922,9 +922,49 @@ class MySqlTablesSink final : public Sink {
         break;
     }
     if (ignore) return {};
+    const std::vector<std::string> numbered = numbering(connection, t, target, change);
     std::vector<std::string> out = altering(change);
+    // Numbered before a key is made of them.
+    const auto keyed = std::find_if(out.begin(), out.end(), [](const std::string& sql) {
+      return sql.find(" PRIMARY KEY") != std::string::npos;
+    });
+    out.insert(keyed, numbered.begin(), numbered.end());
     if (std::optional<std::string> update = generated_values(connection, t, change)) {
       out.push_back(std::move(*update));
+    }
+    return out;
+  }
+
+  // The rows of table t were numbered by each AUTO_INCREMENT column that
+  // `change` adds, in the order of the table's key then (of its rows, for
+  // a table without one), with no row in the binlog: statements that
+  // number the target's rows so, whose column is a plain one. A table
+  // without a key is numbered in the order of the target's rows, which is
+  // the source's unless rows were updated, each then written anew.
+  std::vector<std::string> numbering(MySqlConnection& connection, size_t t,
+                                     const std::optional<TableInfo>& target,
+                                     const MySqlSchemaChange& change) const {
+    std::vector<std::string> out;
+    if (change.before.empty() || change.position.empty() || !target) return out;
+    for (const TableColumn& c : change.after) {
+      if (!c.auto_increment || before_of(change, c.name) != nullptr) continue;
+      std::vector<std::string> key;
+      for (const std::string& k : target->primary_key) key.push_back(quote_identifier(k));
+      if (key.empty()) {
+        spdlog::warn(
+            "mysql sink: the ALTER TABLE at {} numbers the rows of '{}', which has no key: its "
+            "target's rows are numbered in their order there, the source's unless rows were "
+            "updated",
+            change.position, tables_[t].name);
+      }
+      std::string update = "UPDATE " + quote_identifier(targets_[t].table) + " SET " +
+                           quote_identifier(c.name) + " = (@sluice_row := @sluice_row + 1)";
+      if (const std::string& column = targets_[t].table_column; !column.empty()) {
+        update += " WHERE " + quote_identifier(column) + " = " + connection.quote(tables_[t].name);
+      }
+      if (!key.empty()) update += " ORDER BY " + join(key, ", ");
+      out.push_back("SET @sluice_row := 0");
+      out.push_back(std::move(update));
     }
     return out;
   }
