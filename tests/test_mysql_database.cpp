@@ -168,6 +168,23 @@ void change_shop(MySqlConnection& sql, std::mt19937& random, int n, int round) {
   }
 }
 
+// Runs `command` until `ready`, then stops it with SIGINT, as a user would.
+void run_until(const std::string& command, const std::function<bool()>& ready) {
+  testing::BackgroundCommand run(command + " 2>&1");
+  const bool synced = testing::wait_until(ready);
+  INFO(run.output());
+  REQUIRE(synced);
+  CHECK(run.signal(SIGINT).status == 130);
+}
+
+// Runs `command` with SLUICE_FAULT=`fault`, which kills it; its output.
+std::string run_killed(const std::string& fault, const std::string& command) {
+  const auto killed = testing::run_command("SLUICE_FAULT=" + fault + " " + command + " 2>&1");
+  INFO(killed.output);
+  REQUIRE(killed.status == 137);
+  return killed.output;
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -841,8 +858,8 @@ TEST_CASE(
   // of its rows read at 500 a second: time enough, on a loaded machine, for
   // the sink to have written some; or before any checkpoint (none completes
   // within an hour).
-  const std::string kill = GENERATE("SLUICE_FAULT=cdc-snapshot-chunk:50", "");
-  INFO("kill: " << (kill.empty() ? "before the first checkpoint" : kill));
+  const std::string kill = GENERATE("cdc-snapshot-chunk:50", "");
+  INFO("kill: " << (kill.empty() ? "before the first checkpoint" : "SLUICE_FAULT=" + kill));
   testing::TempDir dir;
   testing::TestDatabase shop;
   testing::TestDatabase replica;
@@ -877,11 +894,7 @@ TEST_CASE(
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     INFO(first.kill().output);
   } else {
-    const auto killed = testing::run_command(kill + " " + command +
-                                             " --set checkpoint.interval=50ms"
-                                             " --set source.rate=500 2>&1");
-    INFO(killed.output);
-    REQUIRE(killed.status == 137);
+    run_killed(kill, command + " --set checkpoint.interval=50ms --set source.rate=500");
     REQUIRE(count("b") > 0);  // it wrote into the second table
   }
   sql.execute("DELETE FROM a WHERE id > 100");
@@ -1265,14 +1278,7 @@ TEST_CASE(
     }
     return "";
   };
-  {
-    testing::BackgroundCommand run(command + " 2>&1");
-    const auto ready = [&] { return difference({"a", "b", "c", "t", "u", "s1", "s2"}).empty(); };
-    const bool synced = testing::wait_until(ready);
-    INFO(run.output());
-    REQUIRE(synced);
-    CHECK(run.signal(SIGINT).status == 130);
-  }
+  run_until(command, [&] { return difference({"a", "b", "c", "t", "u", "s1", "s2"}).empty(); });
   // While it is down, the renames and changes around them.
   sql.execute("RENAME TABLE t TO t2");
   sql.execute("UPDATE t2 SET v = 'x' WHERE id < 5");
@@ -1297,10 +1303,7 @@ TEST_CASE(
   sql.execute("UPDATE q2 SET v = 'q2' WHERE id = 3");
   // Killed right after each of its first schema changes of the target.
   for (int n = 1; n <= 6; ++n) {
-    const auto killed = testing::run_command(
-        "SLUICE_FAULT=mysql-sink-schema-change:" + std::to_string(n) + " " + command + " 2>&1");
-    INFO(killed.output);
-    REQUIRE(killed.status == 137);
+    run_killed("mysql-sink-schema-change:" + std::to_string(n), command);
   }
   testing::BackgroundCommand run(command + " 2>&1");
   const std::vector<std::string> now = {"a", "b", "c", "u2", "s7", "q2"};
@@ -1355,13 +1358,7 @@ TEST_CASE(
     }
     return true;
   };
-  {
-    testing::BackgroundCommand run(command + " 2>&1");
-    const bool synced = testing::wait_until(same);
-    INFO(run.output());
-    REQUIRE(synced);
-    CHECK(run.signal(SIGINT).status == 130);
-  }
+  run_until(command, same);
   // While it is down: a type narrowed (text to numbers), one widened
   // (numbers to text), rows before and after each. Killed at each change:
   // the target behind the columns the job starts with, or ahead of those
@@ -1373,10 +1370,7 @@ TEST_CASE(
   sql.execute("ALTER TABLE e MODIFY n TEXT");
   sql.execute("INSERT INTO e VALUES (11, 'eleven')");
   for (int n = 1; n <= 2; ++n) {
-    const auto killed = testing::run_command("SLUICE_FAULT=" + fault + ":" + std::to_string(n) +
-                                             " " + command + " 2>&1");
-    INFO(killed.output);
-    REQUIRE(killed.status == 137);
+    run_killed(fault + ":" + std::to_string(n), command);
   }
   testing::BackgroundCommand run(command + " 2>&1");
   const bool synced = testing::wait_until(same);
@@ -1568,10 +1562,7 @@ TEST_CASE(
       " --set schema.change.behavior=evolve --set checkpoint.interval=50ms"
       " --set engine.flush.interval=10ms --set source.snapshot.chunk-rows=10";
   // Killed in the middle of k's scan, after checkpoints held some of it.
-  const auto killed = testing::run_command("SLUICE_FAULT=cdc-snapshot-chunk:12 " + command +
-                                           " --set source.rate=500 2>&1");
-  INFO(killed.output);
-  REQUIRE(killed.status == 137);
+  run_killed("cdc-snapshot-chunk:12", command + " --set source.rate=500");
   MySqlConnection target(replica.url());
   testing::BackgroundCommand run(command + " 2>&1");
   REQUIRE(testing::wait_until([&] {
@@ -1734,10 +1725,7 @@ TEST_CASE(
       " --set schema.change.behavior=evolve --set checkpoint.interval=50ms"
       " --set engine.flush.interval=10ms --set source.snapshot.chunk-rows=10";
   // Killed in b's snapshot, after a's rows went out and checkpoints held them.
-  const auto killed = testing::run_command("SLUICE_FAULT=cdc-snapshot-chunk:60 " + command +
-                                           " --set source.rate=1000 2>&1");
-  INFO(killed.output);
-  REQUIRE(killed.status == 137);
+  run_killed("cdc-snapshot-chunk:60", command + " --set source.rate=1000");
   // Meanwhile a's columns change (a new first column moves its key), and
   // its rows change around that, under both.
   sql.execute("UPDATE a SET v = CONCAT(v, 'x') WHERE id <= 20");
@@ -1840,12 +1828,10 @@ TEST_CASE(
   // Widened: b is read by a snapshot, killed in it after some of b's rows
   // went out, which the source then deletes.
   const std::string both = db + ".a, " + db + ".b";
-  const auto killed = testing::run_command("SLUICE_FAULT=cdc-snapshot-chunk:30 " + command(both) +
-                                           " --set source.rate=1000 2>&1");
-  INFO(killed.output);
-  REQUIRE(killed.status == 137);
-  CHECK_THAT(killed.output, Catch::Contains("the tables it matches now and did not then (" + db +
-                                            ".b) are read by a snapshot"));
+  const std::string killed =
+      run_killed("cdc-snapshot-chunk:30", command(both) + " --set source.rate=1000");
+  CHECK_THAT(killed, Catch::Contains("the tables it matches now and did not then (" + db +
+                                     ".b) are read by a snapshot"));
   if (delivery == "at-least-once") {  // exactly-once, they may be prepared, not committed yet
     REQUIRE(target.query("SELECT COUNT(*) FROM b WHERE n < 200").at(0).at(0) != "0");
   }
