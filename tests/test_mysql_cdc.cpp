@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -375,6 +376,70 @@ TEST_CASE("mysql-to-mysql resumes after the server purged the binlogs its table 
   REQUIRE(ended);
   INFO(ended->output);
   CHECK(equal);
+  CHECK(ended->status == 130);
+}
+
+TEST_CASE("mysql-to-mysql fails rather than read on in a binlog reset under it",
+          "[mysql][cdc][serial]") {
+  // Reset after a checkpoint in the snapshot (killed in it), in the binlog
+  // (stopped), or while the job runs.
+  const std::string when = GENERATE("in the snapshot", "in the binlog", "while it runs");
+  INFO(when);
+  testing::TempDir dir;
+  testing::TestTable source("cdc_source", kOrders);
+  testing::TestTable target("cdc_target", kOrders);
+  testing::TestTable pad("cdc_pad", "id INT AUTO_INCREMENT PRIMARY KEY, s LONGTEXT");
+  MySqlConnection& sql = source.connection();
+  fill(source, when == "in the snapshot" ? 400 : 10);
+  // The job reads the first file of a reset binlog, so that a file of that
+  // name is there after the next reset too.
+  sql.execute("RESET MASTER");
+  const auto reset = std::chrono::system_clock::now();
+  const std::string command = cli_command(source, target, dir);
+  std::optional<testing::BackgroundCommand> job;
+  if (when == "in the snapshot") {
+    const auto killed = testing::run_command("SLUICE_FAULT=cdc-snapshot-chunk:20 " + command +
+                                             " --set source.snapshot.chunk-rows=5"
+                                             " --set source.rate=500 2>&1");
+    INFO(killed.output);
+    REQUIRE(killed.status == 137);
+  } else {
+    job.emplace(command);
+    REQUIRE(testing::wait_until([&] { return target.rows() == source.rows(); }));
+    if (when == "in the binlog") {
+      const auto stopped = job->signal_and_wait(SIGINT, 30s);
+      REQUIRE(stopped);
+      REQUIRE(stopped->status == 130);
+      job.reset();
+    }
+  }
+  const BinlogPosition read_at_most = current_binlog_position(sql);
+  sql.execute("UPDATE " + source.name() + " SET note = 'lost in the reset' WHERE id = 1");
+  // Files made in another second than the job's.
+  std::this_thread::sleep_until(reset + 1100ms);
+  sql.execute("RESET MASTER");
+  sql.execute("UPDATE " + source.name() + " SET note = 'after the reset' WHERE id = 2");
+  // The new file grown past where the job was: the offset is in it.
+  while (current_binlog_position(sql).offset < read_at_most.offset + 1000) {
+    sql.execute("INSERT INTO " + pad.name() + " (s) VALUES (REPEAT('x', 20000))");
+  }
+  REQUIRE(current_binlog_position(sql).file == read_at_most.file);
+  sql.execute("UPDATE " + source.name() + " SET note = 'after the padding' WHERE id = 3");
+
+  if (!job) job.emplace(command);
+  const auto refused = job->signal_and_wait(0, 60s);  // it should end by itself
+  REQUIRE(refused);
+  INFO(refused->output);
+  CHECK(refused->status == 2);
+  CHECK_THAT(refused->output, Catch::Contains("binlog file " + read_at_most.file) &&
+                                  Catch::Contains("RESET MASTER") &&
+                                  Catch::Contains("restore=none"));
+
+  // As it says: a new snapshot.
+  testing::BackgroundCommand afresh(command + " --set restore=none");
+  CHECK(testing::wait_until([&] { return target.rows() == source.rows(); }));
+  const auto ended = afresh.signal_and_wait(SIGINT, 30s);
+  REQUIRE(ended);
   CHECK(ended->status == 130);
 }
 

@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <cstdint>
+#include <ctime>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,15 @@ inline std::string join(const std::vector<std::string>& pieces, std::string_view
     out.append(piece);
   }
   return out;
+}
+
+/// A moment, in seconds since the epoch, as UTC's "2026-12-07 13:41:29".
+inline std::string utc_datetime(int64_t epoch_seconds) {
+  const auto seconds = static_cast<std::time_t>(epoch_seconds);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[32];
+  return std::string(text, std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &utc));
 }
 
 }  // namespace sluice

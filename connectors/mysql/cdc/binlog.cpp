@@ -100,11 +100,14 @@ CapturedTable capture_table(MySqlConnection& connection, const std::string& tabl
 // `to_the_end`, the server sends what the binlog holds and ends.
 class BinlogStream {
  public:
+  /// `made`: when the server made `from.file`, if known (BinlogResume::file_made).
   BinlogStream(const MySqlUrl& url, uint32_t server_id, const BinlogPosition& from,
-               const BinlogReaderOptions& options, bool to_the_end = false)
+               const BinlogReaderOptions& options, bool to_the_end = false, uint32_t made = 0)
       : connection_(
             std::make_unique<MySqlConnection>(url, MySqlSession{.canceller = options.canceller})),
-        position_(from) {
+        position_(from),
+        made_file_(from.file),
+        made_(made) {
     // Events with the server's checksums, GTID events rather than BEGIN,
     // and a heartbeat while there is nothing to send, so that a read
     // returns. Each file's FORMAT_DESCRIPTION says whether its events have
@@ -165,6 +168,11 @@ class BinlogStream {
     before_.offset = position_.offset;
     if (event_.type == FORMAT_DESCRIPTION_EVENT) {
       checksums_ = describes_checksums(bytes);
+      // Each file begins with it, and the server sends it first from
+      // anywhere in a file, with the time it was written then.
+      check_made(event_.timestamp);
+      made_file_ = position_.file;
+      made_ = event_.timestamp;
     } else if (event_.type == ROTATE_EVENT) {
       position_ = rotation_of(event_);
     } else if (event_.next_position != 0 && event_.type != HEARTBEAT_LOG_EVENT) {
@@ -184,6 +192,11 @@ class BinlogStream {
     pollfd socket{.fd = static_cast<int>(mysql_get_socket(connection_->raw())), .events = POLLIN};
     return ::poll(&socket, 1, 0) > 0;
   }
+
+  /// When the server made binlog file `file` (BinlogResume::file_made):
+  /// known from its FORMAT_DESCRIPTION event on, or as the stream was
+  /// given it; else 0.
+  uint32_t made(const std::string& file) const { return file == made_file_ ? made_ : 0; }
 
   /// Where the last event began and where it ended.
   const BinlogPosition& event_start() const { return before_; }
@@ -207,13 +220,27 @@ class BinlogStream {
   std::map<uint64_t, MappedTable> mapped;
 
  private:
+  // Fails unless the file the stream reads was made at `made`, as it was
+  // given: a file of its name made at another time is another binlog's,
+  // whose offsets mean other events.
+  void check_made(uint32_t made) const {
+    if (made_ == 0 || made_file_ != position_.file || made == made_) return;
+    throw ConfigError("binlog file " + position_.file + " on the server was made at " +
+                      utc_datetime(made) + " UTC" + ", but the one read up to " +
+                      position_.to_string() + " was made at " + utc_datetime(made_) + " UTC" +
+                      ": the binlog was reset (RESET MASTER) or replaced since, and the changes "
+                      "after that position are not there to read. Use restore=none to start "
+                      "afresh with a snapshot");
+  }
+
   [[noreturn]] void fail(const std::string& doing) const {
     const unsigned code = mysql_errno(connection_->raw());
     const std::string message = mysql_error(connection_->raw());
     switch (code) {
       case ER_MASTER_FATAL_ERROR_READING_BINLOG:  // 1236: purged, or no such position
         throw ConfigError(doing + ": the server cannot send it (" + message +
-                          "); the binlog may have been purged past that position");
+                          "); the binlog may have been purged past that position, or reset "
+                          "(RESET MASTER). Use restore=none to start afresh with a snapshot");
       case ER_SPECIFIC_ACCESS_DENIED_ERROR:
       case ER_ACCESS_DENIED_ERROR:
       case ER_DBACCESS_DENIED_ERROR:
@@ -238,6 +265,8 @@ class BinlogStream {
   bool checksums_ = true;  // whether events end in a CRC32
   BinlogPosition position_;
   BinlogPosition before_;
+  std::string made_file_;  // the file whose making made_ tells
+  uint32_t made_ = 0;
   std::string packed_file_;                  // packed_start()'s last file
   std::optional<int64_t> packed_file_part_;  // and its part of a packed position
 };
@@ -267,8 +296,9 @@ BinlogReader::BinlogReader(const MySqlUrl& url, uint32_t server_id, BinlogResume
     }
   }
   for (PreparedXa& xa : start.prepared) prepared_[xa.xid] = std::move(xa);
-  main_ = std::make_unique<BinlogStream>(url_, server_id_, start_, options_);
-  last_arrival_ = CoarseClock::now();
+  main_ =
+      std::make_unique<BinlogStream>(url_, server_id_, start_, options_, false, start.file_made);
+  last_arrival_ = last_event_ = CoarseClock::now();
 }
 
 BinlogReader::~BinlogReader() = default;
@@ -290,7 +320,17 @@ BinlogResume BinlogReader::resume() const {
     resume.given = skip_;
   }
   for (const auto& [xid, xa] : prepared_) resume.prepared.push_back(xa);
+  resume.file_made = main_->made(resume.position.file);
   return resume;
+}
+
+uint32_t binlog_file_made(const MySqlUrl& url, uint32_t server_id, const std::string& file) {
+  BinlogStream stream(url, server_id, {file, 4}, BinlogReaderOptions{}, true);
+  // A ROTATE to the file, then its FORMAT_DESCRIPTION.
+  for (const BinlogEvent* event = stream.next(); event != nullptr; event = stream.next()) {
+    if (event->type == FORMAT_DESCRIPTION_EVENT) return event->timestamp;
+  }
+  return 0;
 }
 
 void BinlogReader::read(BinlogChanges& out) {
@@ -313,20 +353,50 @@ void BinlogReader::read(BinlogChanges& out) {
       // Caught up: return rather than wait for the server, whose heartbeat
       // says every so often that it is still there.
       idle_ = true;
-      if (CoarseClock::now() - last_arrival_ > kSilence) {
+      const auto now = CoarseClock::now();
+      if (now - last_arrival_ > kSilence) {
         throw MySqlError(CR_SERVER_LOST, "reading the binlog after " + read_.to_string() +
                                              ": the server sent "
                                              "nothing, not even a heartbeat, for " +
                                              std::to_string(kSilence.count()) + " s");
       }
+      if (!group_ && now - std::max(last_event_, last_checked_) > kStalled) {
+        last_checked_ = now;
+        check_not_stalled();
+      }
       return;
     } else {
-      handle(*main_, *main_->next(), out);
+      const BinlogEvent* event = main_->next();
+      if (event == nullptr) {
+        // As after a binlog reset (RESET MASTER) under it: a new stream
+        // finds out (BinlogStream::check_made()).
+        throw MySqlError(CR_SERVER_LOST, "reading the binlog after " + read_.to_string() +
+                                             ": the server ended the stream");
+      }
+      handle(*main_, *event, out);
       last_arrival_ = handled = CoarseClock::now();
+      if (event->type != HEARTBEAT_LOG_EVENT) last_event_ = handled;
     }
     if (out.size() >= enough || handled >= deadline) return;
     if (schema_changed_ && !group_) return;
   }
+}
+
+void BinlogReader::check_not_stalled() {
+  if (!status_) {
+    status_ =
+        std::make_unique<MySqlConnection>(url_, MySqlSession{.canceller = options_.canceller});
+  }
+  const BinlogPosition end = current_binlog_position(*status_);
+  if (end == main_->event_end()) return;
+  // The server wrote what it did not send: a binlog reset (RESET MASTER)
+  // leaves the stream waiting at the end of a file that is gone. Read on
+  // from where the last transaction ended, on a stream that finds out.
+  spdlog::info("binlog: the server is at {}, but sent nothing past {} for {} s: reading on anew",
+               end.to_string(), main_->event_end().to_string(), kStalled.count());
+  const uint32_t made = main_->made(read_.file);
+  main_.reset();
+  main_ = std::make_unique<BinlogStream>(url_, server_id_, read_, options_, false, made);
 }
 
 void BinlogReader::handle(BinlogStream& stream, const BinlogEvent& event, BinlogChanges& out) {

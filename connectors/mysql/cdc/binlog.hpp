@@ -87,7 +87,16 @@ struct BinlogResume {
   BinlogPosition position;
   uint64_t given = 0;  ///< changes of the transaction at `position` that came out
   std::vector<PreparedXa> prepared;
+  /// When the server made `position.file`: its FORMAT_DESCRIPTION event's
+  /// time, in seconds since the epoch; 0 where not known. A binlog reset
+  /// (RESET MASTER) makes files of the same names anew, and a reader
+  /// started in one made at another time fails rather than read on there.
+  uint32_t file_made = 0;
 };
+
+/// When the server made binlog file `file` (BinlogResume::file_made), read
+/// as replica `server_id`, one no other reader has.
+uint32_t binlog_file_made(const MySqlUrl& url, uint32_t server_id, const std::string& file);
 
 /// A captured table's columns changed by ALTER TABLE, or the table made,
 /// dropped or emptied (see BinlogReaderOptions::follow_schema_changes).
@@ -325,6 +334,9 @@ class BinlogReader {
   // The prepare of XA transaction `xid` before start_, if the binlog has it.
   std::optional<PreparedXa> look_back_for(const std::string& xid);
 
+  // Reads on anew, from read_, if the server's binlog ends elsewhere than
+  // the main stream: it waits on a file that a reset removed, say.
+  void check_not_stalled();
   // The id of the streams that read a prepare again, or back before start_.
   uint32_t side_server_id() const;
 
@@ -360,7 +372,13 @@ class BinlogReader {
   // A server silent for longer, heartbeats and all, is taken for lost.
   static constexpr std::chrono::seconds kSilence{60};
   CoarseClock::time_point last_arrival_;
-  bool names_fold_case_ = false;  // see same_name()
+  // Heartbeats alone for longer, the binlog's end is asked for: a stream
+  // behind it is stalled (check_not_stalled()).
+  static constexpr std::chrono::seconds kStalled{5};
+  CoarseClock::time_point last_event_;       // not a heartbeat
+  CoarseClock::time_point last_checked_;     // by check_not_stalled()
+  std::unique_ptr<MySqlConnection> status_;  // what check_not_stalled() asks
+  bool names_fold_case_ = false;             // see same_name()
   std::chrono::system_clock::time_point last_event_time_{};
   std::chrono::system_clock::time_point last_change_time_{};
 };

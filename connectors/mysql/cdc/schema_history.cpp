@@ -2,13 +2,13 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <exception>
 #include <map>
 
 #include "sluice/connectors/mysql/cdc/binlog_rows.hpp"
 #include "sluice/connectors/mysql/cdc/ddl.hpp"
 #include "sluice/engine/common/error.hpp"
+#include "sluice/engine/common/text.hpp"
 
 namespace sluice {
 namespace {
@@ -109,11 +109,7 @@ std::string SchemaHistory::utc_offset(const std::string& zone, int64_t epoch_sec
   if (zone.size() >= 5 && (zone[0] == '+' || zone[0] == '-') && zone.find(':') != std::string::npos)
     return zone;
   // The moment as a UTC DATETIME, converted: no session time zone between.
-  const auto seconds = static_cast<std::time_t>(epoch_seconds);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char moment[32];
-  std::strftime(moment, sizeof moment, "'%Y-%m-%d %H:%M:%S'", &utc);
+  const std::string moment = "'" + utc_datetime(epoch_seconds) + "'";
   MySqlConnection& sql = connection();
   const auto offset = sql.query(std::string("SELECT TIMESTAMPDIFF(SECOND, ") + moment +
                                 ", CONVERT_TZ(" + moment + ", '+00:00', " + sql.quote(zone) + "))")

@@ -56,7 +56,8 @@ std::string binlog_file_name(const MySqlUrl& url) {
 
 // What the source's checkpoint holds: what it reads, and where it is.
 struct CdcState {
-  static constexpr const char* kFormat = "mysql-cdc/4";
+  static constexpr const char* kFormat = "mysql-cdc/5";
+  static constexpr const char* kFormat4 = "mysql-cdc/4";  // no file_made
   static constexpr const char* kFormat3 = "mysql-cdc/3";  // no names
   static constexpr const char* kFormat2 = "mysql-cdc/2";  // no definitions
 
@@ -99,6 +100,7 @@ struct CdcState {
     for (const std::string& name : names) out.emplace_back(name);
     out.emplace_back(static_cast<int64_t>(snapshot.size()));
     for (const std::string& name : snapshot) out.emplace_back(name);
+    out.emplace_back(static_cast<int64_t>(resume.file_made));
     for (const PreparedXa& xa : resume.prepared) {
       out.insert(out.end(),
                  {Value(xa.xid), Value(xa.start.file), Value(static_cast<int64_t>(xa.start.offset)),
@@ -109,7 +111,8 @@ struct CdcState {
 
   static CdcState decode(const std::vector<Value>& saved) {
     CdcState state;
-    const bool with_names = saved.at(0).as_string() == kFormat;
+    const bool with_made = saved.at(0).as_string() == kFormat;
+    const bool with_names = with_made || saved.at(0).as_string() == kFormat4;
     const bool with_definitions = with_names || saved.at(0).as_string() == kFormat3;
     if (!with_definitions && saved.at(0).as_string() != kFormat2) {
       // Taken by an earlier version: phase, file, offset, table, last key.
@@ -140,6 +143,7 @@ struct CdcState {
       const auto read = static_cast<size_t>(saved.at(at++).as_bigint());
       for (size_t d = 0; d < read; ++d) state.snapshot.push_back(saved.at(at++).as_string());
     }
+    if (with_made) state.resume.file_made = static_cast<uint32_t>(saved.at(at++).as_bigint());
     for (; at + 4 <= saved.size(); at += 4) {
       state.resume.prepared.push_back(
           {saved[at].as_string(),
@@ -659,7 +663,10 @@ class MySqlCdcSource final : public Source {
     spdlog::info("mysql-cdc {}: snapshot at binlog {}", names_, at.to_string());
     estimate_snapshot();
     if (!resume_) {
-      resume_ = BinlogResume{.position = at};
+      // As a replica id of its own: the source's is the reader's.
+      resume_ = BinlogResume{
+          .position = at,
+          .file_made = binlog_file_made(options_.url, options_.server_id ^ 0x40000000U, at.file)};
       if (start_held_) context_->request_checkpoint();  // rather than wait the interval
       if (several_) {
         const std::vector<std::string> made(definitions.begin() + tables_.size(),

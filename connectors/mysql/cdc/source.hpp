@@ -25,7 +25,9 @@ namespace sluice {
 /// columns kept in its checkpoint with the position (SchemaHistory). Its checkpointed state names
 /// the server and the tables, and where it is: in the snapshot, the table and the last key it
 /// emitted and the binlog position those rows are as of; in the binlog, the transaction and how
-/// many of its changes it emitted, and the XA transactions prepared before it. A restore gives
+/// many of its changes it emitted, and the XA transactions prepared before it; and when the
+/// server made the binlog file of that position, so that a restore fails rather than read a file
+/// of that name that a binlog reset (RESET MASTER) made anew. A restore gives
 /// every change after the checkpoint once: in the snapshot it takes a new one, first brings the
 /// rows it emitted up to that snapshot's position from the binlog, then reads the rest; a row not
 /// among them that the binlog removed meanwhile goes out as an insert and its delete, for a target
