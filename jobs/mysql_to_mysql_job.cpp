@@ -9,6 +9,7 @@
 
 #include "sluice/connectors/mysql/cdc/binlog.hpp"
 #include "sluice/connectors/mysql/cdc/captured_tables.hpp"
+#include "sluice/connectors/mysql/cdc/ddl.hpp"
 #include "sluice/connectors/mysql/cdc/schema_history.hpp"
 #include "sluice/connectors/mysql/cdc/source.hpp"
 #include "sluice/connectors/mysql/sink/sink.hpp"
@@ -54,7 +55,9 @@ void build_tables(const Config& config, JobGraph& graph, const MySqlCdcOptions& 
     // Defaults too: a column that a later ALTER TABLE leaves unfilled takes
     // the same value in both.
     take_expressions(like.columns, table.definition);
-    targets.push_back(route_target(routes, {table.database, table.table}, std::move(like)));
+    MySqlTableTarget& target =
+        targets.emplace_back(route_target(routes, {table.database, table.table}, std::move(like)));
+    target.foreign_keys = foreign_keys(table.definition, table.database);
   }
   Stream changes = graph.source("mysql-cdc", mysql_cdc_source(source, tables));
   changes.sink(

@@ -268,6 +268,39 @@ TEST_CASE("a table's column defaults and generation expressions, as SHOW CREATE 
                            "CHARSET=latin1") == Expressions{{"a", {"7", ""}}});
 }
 
+TEST_CASE("the foreign keys of a CREATE TABLE, with what a parent's change does", "[ddl]") {
+  using Action = ForeignKey::Action;
+  const auto keys = foreign_keys(
+      "CREATE TABLE `c` (\n  `id` int(11) NOT NULL,\n  `foreign` int(11) DEFAULT NULL,\n"
+      "  `a` int(11) DEFAULT NULL,\n  `b` varchar(5) DEFAULT NULL,\n  PRIMARY KEY (`id`),\n"
+      "  KEY `a` (`a`,`b`),\n"
+      "  CONSTRAINT `c_ibfk_1` FOREIGN KEY (`foreign`) REFERENCES `p` (`id`) ON DELETE CASCADE "
+      "ON UPDATE SET NULL,\n"
+      "  CONSTRAINT `two, columns` FOREIGN KEY (`a`, `b`) REFERENCES `other`.`q` (`x`, `y`),\n"
+      "  CONSTRAINT `c_ibfk_3` FOREIGN KEY (`a`) REFERENCES `c` (`id`) ON DELETE SET NULL ON "
+      "UPDATE CASCADE\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_general_ci",
+      "shop");
+  REQUIRE(keys.size() == 3);
+  CHECK(keys[0] == ForeignKey{.columns = {"foreign"},
+                              .parent_database = "shop",
+                              .parent_table = "p",
+                              .parent_columns = {"id"},
+                              .on_delete = Action::kCascade,
+                              .on_update = Action::kSetNull});
+  CHECK(keys[1] == ForeignKey{.columns = {"a", "b"},
+                              .parent_database = "other",
+                              .parent_table = "q",
+                              .parent_columns = {"x", "y"}});
+  CHECK(keys[2] == ForeignKey{.columns = {"a"},
+                              .parent_database = "shop",
+                              .parent_table = "c",
+                              .parent_columns = {"id"},
+                              .on_delete = Action::kSetNull,
+                              .on_update = Action::kCascade});
+  CHECK(foreign_keys("CREATE TABLE `t` (\n  `a` int(11) DEFAULT NULL\n) ENGINE=InnoDB", "shop")
+            .empty());
+}
+
 TEST_CASE("a table option of a CREATE TABLE, not a column's", "[ddl]") {
   const std::string definition =
       "CREATE TABLE `t` (\n  `a` varchar(5) COLLATE latin1_bin DEFAULT NULL\n) ENGINE=InnoDB "

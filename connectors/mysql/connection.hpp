@@ -16,6 +16,7 @@
 #include "sluice/engine/common/coarse_clock.hpp"
 #include "sluice/engine/common/error.hpp"
 #include "sluice/engine/data/schema.hpp"
+#include "sluice/engine/data/value.hpp"
 
 struct st_mysql;
 struct st_mysql_res;
@@ -85,6 +86,22 @@ struct TableIndex {
   /// Per column, how much of its values the index takes: characters (bytes
   /// of a binary column), 0 = all.
   std::vector<uint32_t> prefixes;
+};
+
+/// A foreign key of a table, as SHOW CREATE TABLE writes it.
+struct ForeignKey {
+  /// What a change of the parent's row does to the rows that refer to it.
+  enum class Action {
+    kNone,     ///< RESTRICT, NO ACTION: the change fails while they do
+    kCascade,  ///< they are deleted, or take the parent's new values
+    kSetNull,  ///< their columns of the key become NULL
+  };
+  std::vector<std::string> columns;  ///< the child's, in order
+  std::string parent_database, parent_table;
+  std::vector<std::string> parent_columns;
+  Action on_delete = Action::kNone;
+  Action on_update = Action::kNone;
+  bool operator==(const ForeignKey&) const = default;
 };
 
 /// What a sink needs to know of its target table.
@@ -253,6 +270,12 @@ class MySqlConnection {
 
 /// `name` backquoted, with backquotes doubled: a safe SQL identifier.
 std::string quote_identifier(std::string_view name);
+
+/// `value`, of `column`, as a SQL literal that the server reads as exactly
+/// that value of the column's type (a DECIMAL as a DECIMAL, text in the
+/// column's charset and collation, bytes as bytes), so that comparing it
+/// with the column compares as two values of the column would.
+std::string sql_literal(MySqlConnection& connection, const Value& value, const TableColumn& column);
 
 /// `sql` for a message: whole if it has at most `limit` characters, else
 /// cut before a clause (" VALUES", " WHERE", …) or at least between words,

@@ -172,6 +172,21 @@ class Parser {
     ++at_;
     return true;
   }
+  bool is_symbol(char symbol) const {
+    const Token* t = peek();
+    return t != nullptr && t->kind == Token::Kind::kSymbol && t->text[0] == symbol;
+  }
+  // (`a`, `b`): the names, past the parentheses; empty if there are none.
+  std::vector<std::string> column_list() {
+    std::vector<std::string> out;
+    if (!take_symbol('(')) return out;
+    while (std::optional<std::string> column = identifier()) {
+      out.push_back(std::move(*column));
+      if (!take_symbol(',')) break;
+    }
+    if (!take_symbol(')')) out.clear();
+    return out;
+  }
   bool take_symbol(char symbol) {
     const Token* t = peek();
     if (t == nullptr || t->kind != Token::Kind::kSymbol || t->text[0] != symbol) return false;
@@ -487,6 +502,46 @@ class Parser {
     return out;
   }
 
+  std::vector<ForeignKey> foreign_keys() {
+    std::vector<ForeignKey> out;
+    if (!take("CREATE") || !take("TABLE")) return out;
+    take_if_exists();
+    name();
+    if (!take_symbol('(')) return out;
+    while (at_ < tokens_.size()) {
+      // [CONSTRAINT [name]] FOREIGN KEY [name] (columns) REFERENCES parent
+      // (columns) [ON DELETE action] [ON UPDATE action]
+      if (take("CONSTRAINT") && !is("FOREIGN")) identifier();
+      if (!take("FOREIGN") || !take("KEY")) {
+        clause();
+        continue;
+      }
+      if (!is_symbol('(')) identifier();
+      ForeignKey key;
+      key.columns = column_list();
+      if (!take("REFERENCES")) break;
+      std::optional<Name> parent = name();
+      if (!parent) break;
+      key.parent_database = std::move(parent->database);
+      key.parent_table = std::move(parent->table);
+      key.parent_columns = column_list();
+      while (take("ON")) {
+        ForeignKey::Action& action = take("DELETE") ? key.on_delete : key.on_update;
+        if (is("UPDATE")) ++at_;
+        if (take("CASCADE")) {
+          action = ForeignKey::Action::kCascade;
+        } else if (take("SET") && take("NULL")) {
+          action = ForeignKey::Action::kSetNull;
+        }
+        // RESTRICT, NO ACTION, SET DEFAULT (which InnoDB refuses): none.
+      }
+      if (!key.columns.empty() && key.columns.size() == key.parent_columns.size())
+        out.push_back(std::move(key));
+      clause();
+    }
+    return out;
+  }
+
   std::string temporary_copy(std::string_view definition, std::string_view table) {
     // CREATE TABLE name ( item, … ) options [PARTITION BY …]
     if (!take("CREATE") || !take("TABLE")) return std::string(definition);
@@ -687,6 +742,10 @@ std::vector<std::pair<std::string, std::string>> column_renames(std::string_view
 
 std::map<std::string, ColumnExpressions> column_expressions(std::string_view definition) {
   return Parser(tokenize(definition), "").column_expressions(definition);
+}
+
+std::vector<ForeignKey> foreign_keys(std::string_view definition, std::string_view database) {
+  return Parser(tokenize(definition), database).foreign_keys();
 }
 
 std::string table_option(std::string_view definition, std::string_view option) {

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "sluice/connectors/mysql/connection.hpp"
+
 namespace sluice {
 
 /// A table that a DDL statement changes, and what it does to the rows the
@@ -85,6 +87,10 @@ struct ColumnExpressions {
 /// `definition`, a CREATE TABLE that SHOW CREATE TABLE wrote, and whether
 /// it is AUTO_INCREMENT, by column name; columns with none are left out.
 std::map<std::string, ColumnExpressions> column_expressions(std::string_view definition);
+
+/// The foreign keys of `definition`, a CREATE TABLE that SHOW CREATE TABLE
+/// wrote of a table of database `database` (the parent's, unless named).
+std::vector<ForeignKey> foreign_keys(std::string_view definition, std::string_view database);
 
 /// The table option `option` (COLLATE, CHARSET, ENGINE) of `definition`,
 /// a CREATE TABLE that SHOW CREATE TABLE wrote; empty if it has none.

@@ -1,82 +1,8 @@
 #include "sluice/connectors/mysql/cdc/key_order.hpp"
 
-#include <charconv>
-
 #include "sluice/engine/common/error.hpp"
 
 namespace sluice {
-namespace {
-
-std::string hex(std::string_view bytes) {
-  static constexpr char kDigits[] = "0123456789ABCDEF";
-  std::string out = "X'";
-  for (const char c : bytes) {
-    out.push_back(kDigits[static_cast<unsigned char>(c) >> 4]);
-    out.push_back(kDigits[static_cast<unsigned char>(c) & 15]);
-  }
-  return out + "'";
-}
-
-}  // namespace
-
-std::string sql_literal(MySqlConnection& connection, const Value& value,
-                        const TableColumn& column) {
-  if (value.is_null()) return "NULL";
-  const std::string& type = column.column_type;
-  switch (value.type_id()) {
-    case TypeId::kBigint:
-      return value.to_string();
-    case TypeId::kBoolean:
-      return value.as_boolean() ? "1" : "0";
-    case TypeId::kDouble: {
-      // The shortest text that reads back as the same double, as a DOUBLE
-      // literal (an exponent makes it one).
-      char text[32];
-      const auto end = std::to_chars(text, text + sizeof text, value.as_double()).ptr;
-      std::string out(text, end);
-      if (out.find_first_of("eE") == std::string::npos) out += "E0";
-      return out;
-    }
-    case TypeId::kDecimal:
-      if (type.starts_with("bigint")) return value.to_string();  // BIGINT UNSIGNED
-      return "CAST('" + value.to_string() + "' AS DECIMAL(65," +
-             std::to_string(value.as_decimal().scale()) + "))";
-    case TypeId::kTimestamp:
-      return "CAST('" + value.to_string() + "' AS DATETIME(6))";
-    case TypeId::kDate:
-      return "CAST('" + value.to_string() + "' AS DATE)";
-    case TypeId::kTime:
-      return "CAST('" + value.to_string() + "' AS TIME(6))";
-    case TypeId::kBytes: {
-      // A BIT compares as the number its bytes make, big-endian.
-      if (!type.starts_with("bit")) return hex(value.as_bytes());
-      uint64_t number = 0;
-      for (const char b : value.as_bytes()) number = number << 8 | static_cast<unsigned char>(b);
-      return std::to_string(number);
-    }
-    case TypeId::kString: {
-      // An ENUM or a SET sorts by its number, and compares with one so.
-      if (type.starts_with("enum(") || type.starts_with("set(")) {
-        const std::vector<std::string> members = column.members();
-        uint64_t number = 0;
-        for (size_t m = 0; m < members.size(); ++m) {
-          const bool in_set =
-              type.starts_with("set(") &&
-              ("," + value.as_string() + ",").find("," + members[m] + ",") != std::string::npos;
-          if (in_set) number |= uint64_t{1} << m;
-          if (type.starts_with("enum(") && members[m] == value.as_string()) number = m + 1;
-        }
-        return std::to_string(number);
-      }
-      for (const char* own : {"uuid", "inet6", "inet4"}) {
-        if (type == own) return "CAST(" + connection.quote(value.as_string()) + " AS " + own + ")";
-      }
-      return "CONVERT(_utf8mb4" + connection.quote(value.as_string()) + " USING " + column.charset +
-             ") COLLATE " + column.collation;
-    }
-  }
-  throw DataError("no SQL literal for " + value.to_string());
-}
 
 KeyOrder::KeyOrder(const CapturedTable& table) {
   for (const size_t k : table.schema.primary_key()) {

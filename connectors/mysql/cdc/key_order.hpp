@@ -9,12 +9,6 @@
 
 namespace sluice {
 
-/// `value`, of `column`, as a SQL literal that the server reads as exactly
-/// that value of the column's type (a DECIMAL as a DECIMAL, text in the
-/// column's charset and collation, bytes as bytes), so that comparing it
-/// with the column compares as two values of the column would.
-std::string sql_literal(MySqlConnection& connection, const Value& value, const TableColumn& column);
-
 /// A table's primary-key order as the server sees it: what a snapshot
 /// reads its chunks in, and how a key is placed against a chunk's bound,
 /// with the values written as sql_literal()s, never left to the server's

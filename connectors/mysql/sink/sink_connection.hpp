@@ -139,6 +139,9 @@ class MySqlSinkConnection final : public SinkConnection {
   void delete_marker(const Xid& xid) override;
   SessionId session() const override { return session_; }
   void wait_until_gone(const SessionId& session) override;
+  /// The connection, in the sink's session, for what a SinkConnection does
+  /// not do: a query, a literal (sql_literal()).
+  MySqlConnection& connection() { return connection_; }
 
  private:
   // What in `table` a row event would pass by (a trigger, a CHECK

@@ -34,6 +34,10 @@ std::vector<TableRoute> parse_routes(std::string_view text);
 struct RoutedTable {
   std::string target;
   std::string table_column;
+  /// The source table's foreign keys: the changes their ON DELETE and ON
+  /// UPDATE actions make to its rows, which the binlog does not log, the
+  /// sink makes to the target.
+  std::vector<ForeignKey> foreign_keys;
 };
 RoutedTable route_table(const std::vector<TableRoute>& routes, const TableName& table);
 
@@ -53,6 +57,10 @@ struct MySqlTableTarget {
   /// source table's name ("db.table"), the last of its key
   /// (with_table_column()). Empty: the table is the target's only one.
   std::string table_column;
+  /// The source table's foreign keys: the changes their ON DELETE and ON
+  /// UPDATE actions make to its rows, which the binlog does not log, the
+  /// sink makes to the target.
+  std::vector<ForeignKey> foreign_keys;
 };
 
 /// Table `table`'s target under `routes`, `like` its columns and key.

@@ -1,5 +1,6 @@
 #include "sluice/connectors/mysql/sink/tables_sink.hpp"
 
+#include <mysqld_error.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -344,6 +345,7 @@ class MySqlTablesSink final : public Sink {
     if (options_.delivery == MySqlSinkOptions::Delivery::kExactlyOnce) {
       for (size_t t = 0; t < tables_.size(); ++t) open_table(t, tables_[t].schema);
     }
+    find_cascades();
     context.register_flush_action([this] {
       in_group([this] {
         for (const auto& table : contexts_) table->flush();
@@ -422,13 +424,11 @@ class MySqlTablesSink final : public Sink {
       rows.clear();
       return;
     }
-    if (!fitted_[t]) {
-      sinks_[t]->write_batch(rows);
+    if (t < cascades_.size() && !cascades_[t].empty()) {
+      write_cascading(t, rows);
       return;
     }
-    Fitted& fitted = *fitted_[t];
-    fitted.take(rows);
-    sinks_[t]->write_batch(fitted.rows);
+    write_rows(t, rows);
   }
   void finish() override {
     for (const auto& sink : sinks_) {
@@ -534,6 +534,266 @@ class MySqlTablesSink final : public Sink {
     }
     applied_[t] = applied;
     return applied;
+  }
+
+  // ---- what foreign keys' ON DELETE and ON UPDATE actions do ----
+  //
+  // A parent row deleted, or its referenced columns updated, changes the
+  // rows of other tables that refer to it (ON DELETE CASCADE, ON UPDATE SET
+  // NULL, …), and the binlog logs none of those changes: a replica's own
+  // foreign keys make them. The sink makes them to the child's target as
+  // the server made them to the child: once the child's changes before are
+  // written, its target's rows that refer to the parent's old values are
+  // deleted, or take the new values or NULL, a deleted child's own
+  // children first, as deep as InnoDB goes. A replay after a failure meets
+  // a target ahead of it: what a cascade deletes or changes there that came
+  // after the parent's change comes again after it in the replay too; but
+  // a cascade two tables deep finds the middle table's rows as they are
+  // later (gone, say), and one that moves a child's key may move a row that
+  // came later: those rows can stay as they are.
+  struct Cascade {
+    size_t child = 0;
+    ForeignKey key;
+  };
+  static constexpr int kCascadeDepth = 15;  // InnoDB's limit
+  static constexpr size_t kParentsPerStatement = 1000;
+
+  // The child tables' foreign keys with an action, by parent table.
+  void find_cascades() {
+    cascades_.assign(tables_.size(), {});
+    for (size_t c = 0; c < targets_.size(); ++c) {
+      for (const ForeignKey& key : targets_[c].foreign_keys) {
+        if (key.on_delete == ForeignKey::Action::kNone &&
+            key.on_update == ForeignKey::Action::kNone) {
+          continue;
+        }
+        for (size_t p = 0; p < tables_.size(); ++p) {
+          if (tables_[p].name != key.parent_database + "." + key.parent_table) continue;
+          if (exactly_once() || !targets_[c].table_column.empty()) {
+            spdlog::warn(
+                "mysql sink: table '{}' has a foreign key on ({}) to '{}' whose ON DELETE or ON "
+                "UPDATE action changes its rows unlogged; the sink does not make those changes "
+                "{}",
+                tables_[c].name, join(key.columns), tables_[p].name,
+                exactly_once() ? "with sink.delivery=exactly-once"
+                               : "to a target of merged tables");
+            continue;
+          }
+          cascades_[p].push_back({c, key});
+        }
+      }
+    }
+  }
+
+  // Gives table t's sink `rows`, as the columns its target takes.
+  void write_rows(size_t t, Batch& rows) {
+    if (!fitted_[t]) {
+      sinks_[t]->write_batch(rows);
+      return;
+    }
+    Fitted& fitted = *fitted_[t];
+    fitted.take(rows);
+    sinks_[t]->write_batch(fitted.rows);
+  }
+
+  // Writes `rows` of parent table p, its children changed first. A table
+  // that refers to itself has the rows before each delete or update
+  // written before its cascade, which may change them.
+  void write_cascading(size_t p, Batch& rows) {
+    std::vector<uint32_t> all;
+    all.reserve(rows.selected());
+    rows.for_each([&](uint32_t row) { all.push_back(row); });
+    const std::span<const uint32_t> selected(all);
+    const bool itself = std::any_of(cascades_[p].begin(), cascades_[p].end(),
+                                    [&](const Cascade& c) { return c.child == p; });
+    if (!itself) {
+      cascade_from(p, rows, selected);
+      write_rows(p, rows);
+      return;
+    }
+    size_t begin = 0;
+    for (size_t k = 0; k < all.size(); ++k) {
+      const RowKind kind = rows.kind(all[k]);
+      if (kind != RowKind::kDelete && kind != RowKind::kUpdateAfter) continue;
+      if (k > begin) {
+        Batch before(rows.schema());
+        before.append(rows, selected.subspan(begin, k - begin));
+        write_rows(p, before);
+      }
+      // An update's -U, written before, with its +U.
+      const size_t first = kind == RowKind::kUpdateAfter && k > 0 ? k - 1 : k;
+      cascade_from(p, rows, selected.subspan(first, k + 1 - first));
+      begin = k;
+    }
+    Batch rest(rows.schema());
+    rest.append(rows, selected.subspan(begin));
+    rows.clear();
+    write_rows(p, rest);
+  }
+
+  // Makes to parent table p's children what its changes `selected` of
+  // `rows` do to them, before p's target takes those.
+  void cascade_from(size_t p, const Batch& rows, std::span<const uint32_t> selected) {
+    for (const Cascade& cascade : cascades_[p]) {
+      const ForeignKey& key = cascade.key;
+      std::vector<size_t> at;
+      for (const std::string& column : key.parent_columns) {
+        const std::optional<size_t> i = rows.schema().index_of(column);
+        if (!i) break;
+        at.push_back(*i);
+      }
+      if (at.size() != key.parent_columns.size()) continue;
+      // The referenced values of each row, or nullopt where one is NULL
+      // (which refers to no parent).
+      const auto values = [&](uint32_t row) -> std::optional<std::vector<Value>> {
+        std::vector<Value> out;
+        for (size_t i : at) {
+          if (rows.column(i).is_null(row)) return std::nullopt;
+          out.push_back(rows.column(i).value(row));
+        }
+        return out;
+      };
+      MySqlConnection& sql = cascading().connection();
+      const auto literals = [&](const std::vector<Value>& tuple) {
+        std::string out;
+        for (size_t i = 0; i < tuple.size(); ++i) {
+          const TableColumn* column = targets_[p].like.column(key.parent_columns[i]);
+          out += (i ? ", " : "(") +
+                 (column ? sql_literal(sql, tuple[i], *column) : sql.quote(tuple[i].to_string()));
+        }
+        return out + ")";
+      };
+      // In the order of the changes: deletes in a row, a statement for up
+      // to kParentsPerStatement of them.
+      std::string deleted;
+      size_t deletes = 0;
+      const auto cascade_deletes = [&] {
+        if (deletes > 0) on_parents_deleted(cascade, "(" + deleted + ")", 0);
+        deleted.clear();
+        deletes = 0;
+      };
+      std::optional<uint32_t> before;  // a -U, until its +U
+      for (const uint32_t row : selected) {
+        const RowKind kind = rows.kind(row);
+        if (kind == RowKind::kDelete && key.on_delete != ForeignKey::Action::kNone) {
+          if (auto old = values(row)) {
+            deleted += (deletes == 0 ? "" : ", ") + literals(*old);
+            if (++deletes == kParentsPerStatement) cascade_deletes();
+          }
+        }
+        if (kind == RowKind::kUpdateAfter && before && key.on_update != ForeignKey::Action::kNone) {
+          auto old = values(*before);
+          auto now = values(row);
+          if (old && now != old) {
+            cascade_deletes();
+            on_parent_updated(cascade, p, literals(*old), now);
+          }
+        }
+        before = kind == RowKind::kUpdateBefore ? std::optional<uint32_t>(row) : std::nullopt;
+      }
+      cascade_deletes();
+    }
+  }
+
+  // Makes to the child's target what the update of the parent whose
+  // referenced values were `old` (a tuple) to `now` (nullopt: one is NULL) does.
+  void on_parent_updated(const Cascade& cascade, size_t p, const std::string& old,
+                         const std::optional<std::vector<Value>>& now) {
+    flush_table(cascade.child);
+    const ForeignKey& key = cascade.key;
+    MySqlConnection& sql = cascading().connection();
+    std::string set;
+    for (size_t i = 0; i < key.columns.size(); ++i) {
+      const TableColumn* column = targets_[p].like.column(key.parent_columns[i]);
+      const bool to_null = key.on_update == ForeignKey::Action::kSetNull || !now || !column;
+      set += (i ? ", " : "") + quote_identifier(key.columns[i]) + " = " +
+             (to_null ? "NULL" : sql_literal(sql, (*now)[i], *column));
+    }
+    // A replay meets a target ahead of it, where the rows may have their
+    // new values already: those left with the old ones are the same rows
+    // as of before, which no parent has after the update.
+    const std::string target = quote_identifier(targets_[cascade.child].table);
+    const std::string where = refers_to(key, "(" + old + ")");
+    run_cascade(cascade, "UPDATE IGNORE " + target + " SET " + set + " WHERE " + where);
+    run_cascade(cascade, "DELETE FROM " + target + " WHERE " + where);
+  }
+
+  // Makes to the child's target what the deletion of the parents whose
+  // referenced values `parents` lists (a list of tuples, or a query) does.
+  void on_parents_deleted(const Cascade& cascade, const std::string& parents, int depth) {
+    // The server refuses a delete that cascades deeper: rows still found
+    // there are those of a cycle (a row that refers to itself, say), which
+    // the levels above delete.
+    if (depth == kCascadeDepth) return;
+    flush_table(cascade.child);
+    const ForeignKey& key = cascade.key;
+    const std::string target = quote_identifier(targets_[cascade.child].table);
+    const std::string where = refers_to(key, parents);
+    if (key.on_delete == ForeignKey::Action::kSetNull) {
+      std::string set;
+      for (const std::string& column : key.columns)
+        set += (set.empty() ? "" : ", ") + quote_identifier(column) + " = NULL";
+      run_cascade(cascade, "UPDATE " + target + " SET " + set + " WHERE " + where);
+      return;
+    }
+    // Its own children first, while its rows are there to name them (a
+    // derived table: the server reads a table a statement changes only
+    // so); none where it has no such rows, however often it refers to
+    // itself.
+    if (!cascades_[cascade.child].empty() &&
+        cascading()
+            .connection()
+            .query("SELECT 1 FROM " + target + " WHERE " + where + " LIMIT 1")
+            .empty()) {
+      return;
+    }
+    for (const Cascade& next : cascades_[cascade.child]) {
+      if (next.key.on_delete == ForeignKey::Action::kNone) continue;
+      std::string columns;
+      for (const std::string& column : next.key.parent_columns)
+        columns += (columns.empty() ? "" : ", ") + quote_identifier(column);
+      on_parents_deleted(next,
+                         "(SELECT * FROM (SELECT " + columns + " FROM " + target + " WHERE " +
+                             where + ") AS parents)",
+                         depth + 1);
+    }
+    run_cascade(cascade, "DELETE FROM " + target + " WHERE " + where);
+  }
+
+  // Runs a cascade's statement. One that a schema change since the job
+  // began made wrong (a column renamed, a table dropped) is left out, said.
+  void run_cascade(const Cascade& cascade, const std::string& statement) {
+    try {
+      cascading().connection().execute(statement);
+    } catch (const MySqlError& e) {
+      if (e.code() != ER_BAD_FIELD_ERROR && e.code() != ER_NO_SUCH_TABLE) throw;
+      spdlog::warn(
+          "mysql sink: the foreign key of '{}' on ({}) no longer fits its target ({}): "
+          "its action is not made there",
+          tables_[cascade.child].name, join(cascade.key.columns), e.what());
+    }
+  }
+
+  // "(a, b) IN parents": the child's rows that refer to `parents`.
+  static std::string refers_to(const ForeignKey& key, const std::string& parents) {
+    std::string columns;
+    for (const std::string& column : key.columns)
+      columns += (columns.empty() ? "(" : ", ") + quote_identifier(column);
+    return columns + ") IN " + parents;
+  }
+
+  // Writes and commits what table t's sink holds.
+  void flush_table(size_t t) {
+    if (sinks_[t]) contexts_[t]->flush();
+  }
+
+  // The connection cascades go through, in the sink's session.
+  MySqlSinkConnection& cascading() {
+    if (!cascading_) {
+      cascading_ = std::make_unique<MySqlSinkConnection>(
+          options_.url, MySqlSession{.timeout = options_.socket_timeout, .canceller = &canceller_});
+    }
+    return *cascading_;
   }
 
   // Runs `flushes` in one transaction where the tables share a connection.
@@ -1132,6 +1392,8 @@ class MySqlTablesSink final : public Sink {
     Batch rows{schema};
   };
   std::vector<std::unique_ptr<Fitted>> fitted_;
+  std::vector<std::vector<Cascade>> cascades_;  // by parent table
+  std::unique_ptr<MySqlSinkConnection> cascading_;
   // A table whose target this sink dropped or renamed after the checkpoint
   // the run resumed from, until its next schema change (open_table()).
   std::vector<bool> gone_;
