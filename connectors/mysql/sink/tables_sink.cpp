@@ -653,8 +653,9 @@ class MySqlTablesSink final : public Sink {
         }
         return out;
       };
-      MySqlConnection& sql = cascading().connection();
+      // Opened only once a change cascades.
       const auto literals = [&](const std::vector<Value>& tuple) {
+        MySqlConnection& sql = cascading().connection();
         std::string out;
         for (size_t i = 0; i < tuple.size(); ++i) {
           const TableColumn* column = targets_[p].like.column(key.parent_columns[i]);
