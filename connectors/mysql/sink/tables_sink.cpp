@@ -20,6 +20,13 @@
 namespace sluice {
 namespace {
 
+// `names` backquoted, comma-separated: "`a`, `b`".
+std::string quoted_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) out += (out.empty() ? "" : ", ") + quote_identifier(name);
+  return out;
+}
+
 // Tables share a target only with the same table column, which keeps their
 // keys apart.
 void check_shared_targets(const std::vector<TableSchema>& tables,
@@ -750,12 +757,9 @@ class MySqlTablesSink final : public Sink {
     }
     for (const Cascade& next : cascades_[cascade.child]) {
       if (next.key.on_delete == ForeignKey::Action::kNone) continue;
-      std::string columns;
-      for (const std::string& column : next.key.parent_columns)
-        columns += (columns.empty() ? "" : ", ") + quote_identifier(column);
       on_parents_deleted(next,
-                         "(SELECT * FROM (SELECT " + columns + " FROM " + target + " WHERE " +
-                             where + ") AS parents)",
+                         "(SELECT * FROM (SELECT " + quoted_names(next.key.parent_columns) +
+                             " FROM " + target + " WHERE " + where + ") AS parents)",
                          depth + 1);
     }
     run_cascade(cascade, "DELETE FROM " + target + " WHERE " + where);
@@ -777,10 +781,7 @@ class MySqlTablesSink final : public Sink {
 
   // "(a, b) IN parents": the child's rows that refer to `parents`.
   static std::string refers_to(const ForeignKey& key, const std::string& parents) {
-    std::string columns;
-    for (const std::string& column : key.columns)
-      columns += (columns.empty() ? "(" : ", ") + quote_identifier(column);
-    return columns + ") IN " + parents;
+    return "(" + quoted_names(key.columns) + ") IN " + parents;
   }
 
   // Writes and commits what table t's sink holds.
@@ -1511,10 +1512,7 @@ std::vector<std::string> target_alterations(const TableInfo& target,
     }
   }
   if (!std::equal(key.begin(), key.end(), wanted.begin(), wanted.end(), same_name)) {
-    std::string columns;
-    for (const std::string& k : wanted) {
-      columns += (columns.empty() ? "" : ", ") + quote_identifier(k);
-    }
+    const std::string columns = quoted_names(wanted);
     out.push_back(wanted.empty() ? "DROP PRIMARY KEY"
                   : key.empty()  ? "ADD PRIMARY KEY (" + columns + ")"
                                  : "DROP PRIMARY KEY, ADD PRIMARY KEY (" + columns + ")");
