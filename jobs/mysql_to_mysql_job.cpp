@@ -10,7 +10,6 @@
 #include "sluice/connectors/mysql/cdc/binlog.hpp"
 #include "sluice/connectors/mysql/cdc/captured_tables.hpp"
 #include "sluice/connectors/mysql/cdc/ddl.hpp"
-#include "sluice/connectors/mysql/cdc/schema_history.hpp"
 #include "sluice/connectors/mysql/cdc/source.hpp"
 #include "sluice/connectors/mysql/sink/sink.hpp"
 #include "sluice/connectors/mysql/sink/table_routes.hpp"
@@ -44,17 +43,13 @@ void build_tables(const Config& config, JobGraph& graph, const MySqlCdcOptions& 
   const std::optional<std::string> route = config.find("route");
   const std::vector<TableRoute> routes = route ? parse_routes(*route) : std::vector<TableRoute>{};
   std::vector<MySqlTableTarget> targets;
-  MySqlConnection connection(source.url);
   for (const CapturedTable& table : tables) {
-    // A table dropped since it was read is created like it was then.
-    std::optional<TableInfo> found = connection.find_table(table.table, table.database);
-    TableInfo like = found ? std::move(*found)
-                           : TableInfo{.columns = table.columns,
-                                       .primary_key = table.schema.primary_key_names(),
-                                       .collation = table_option(table.definition, "COLLATE")};
-    // Defaults too: a column that a later ALTER TABLE leaves unfilled takes
-    // the same value in both.
-    take_expressions(like.columns, table.definition);
+    // Like the table as the source read it (its defaults too: a column that
+    // a later ALTER TABLE leaves unfilled takes the same value in both), not
+    // as it may be by now.
+    TableInfo like{.columns = table.columns,
+                   .primary_key = table.schema.primary_key_names(),
+                   .collation = table_option(table.definition, "COLLATE")};
     MySqlTableTarget& target =
         targets.emplace_back(route_target(routes, {table.database, table.table}, std::move(like)));
     target.foreign_keys = foreign_keys(table.definition, table.database);

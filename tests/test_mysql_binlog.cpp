@@ -1,5 +1,6 @@
 #include <zlib.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <random>
 #include <set>
@@ -196,6 +197,41 @@ TEST_CASE(
       CHECK(changes.row(changes[r]).fields.at(1).as_string() == text);
     }
   }
+}
+
+TEST_CASE("capture_table reads a table's columns and definition as of one moment", "[mysql][cdc]") {
+  // An ALTER TABLE between reading the columns and the definition would
+  // give a reader columns that are not the definition's: it then decodes
+  // the binlog's rows, or fits a target, by the wrong ones.
+  testing::TestTable table("cdc_capture", "id INT PRIMARY KEY, v INT NOT NULL");
+  MySqlConnection& sql = table.connection();
+  std::atomic<bool> done{false};
+  std::thread alter([&] {
+    MySqlConnection other(testing::test_mysql_url());
+    while (!done) {
+      other.execute("ALTER TABLE " + table.name() + " ADD COLUMN c INT NOT NULL DEFAULT 1 FIRST");
+      other.execute("ALTER TABLE " + table.name() + " DROP COLUMN c");
+    }
+  });
+  size_t with_c = 0;
+  size_t disagreed = 0;
+  std::string failed;
+  try {
+    for (int i = 0; i < 300; ++i) {
+      const CapturedTable captured = capture_table(sql, table.name());
+      const bool in_columns = captured.columns.front().name == "c";
+      const bool in_definition = captured.definition.find("`c` int") != std::string::npos;
+      if (in_columns != in_definition) ++disagreed;
+      if (in_columns) ++with_c;
+    }
+  } catch (const std::exception& e) {
+    failed = e.what();
+  }
+  done = true;
+  alter.join();
+  CHECK(failed.empty());
+  CHECK(disagreed == 0);
+  CHECK(with_c > 0);  // the ALTERs did come between
 }
 
 TEST_CASE("the binlog gives a COMPRESSED column's values as the server reads them",

@@ -61,12 +61,31 @@ std::string show_create_table(MySqlConnection& connection, const std::string& da
 
 CapturedTable capture_table(MySqlConnection& connection, const std::string& table,
                             const std::vector<std::string>& keep, const std::string& database) {
+  // Read in a transaction that holds the table's metadata lock, which an
+  // ALTER TABLE waits for: its columns and definition as of one moment.
+  connection.execute("START TRANSACTION");
+  struct Ended {
+    MySqlConnection& connection;
+    ~Ended() {
+      try {
+        connection.execute("ROLLBACK");
+      } catch (const MySqlError&) {  // a lost connection ended it
+      }
+    }
+  } ended{connection};
+  try {
+    connection.query("SELECT 1 FROM " + (database.empty() ? "" : quote_identifier(database) + ".") +
+                     quote_identifier(table) + " LIMIT 0");
+  } catch (const MySqlError& e) {
+    if (e.code() != ER_NO_SUCH_TABLE) throw;  // describe_table() says which
+  }
   const TableInfo info = connection.describe_table(table, database);
   CapturedTable captured{
       .database = database.empty() ? connection.query("SELECT DATABASE()").at(0).at(0).value_or("")
                                    : database,
       .table = table,
       .schema = info.schema()};
+  captured.definition = show_create_table(connection, captured.database, table);
   const auto type = connection.query(
       "SELECT TABLE_TYPE FROM information_schema.TABLES WHERE TABLE_SCHEMA = " +
       connection.quote(captured.database) + " AND TABLE_NAME = " + connection.quote(table));
@@ -77,7 +96,6 @@ CapturedTable capture_table(MySqlConnection& connection, const std::string& tabl
                       "which mysql-cdc does not tell apart yet. Capture a table without system "
                       "versioning");
   }
-  captured.definition = show_create_table(connection, captured.database, table);
   Charsets charsets(connection);
   for (const TableColumn& column : info.columns) {
     const bool kept =
@@ -946,11 +964,15 @@ void BinlogReader::read_rows(BinlogStream& stream, const BinlogEvent& event, Bin
   const CapturedTable& table = tables_[t];
   const std::vector<BinlogColumnFormat>& formats = mapped->second.columns;
   const std::vector<BinlogDecoding>& decodings = decodings_[t];
-  // Columns added at the end since the job started are read past.
-  if (formats.size() < decodings.size() || rows.columns != formats.size()) {
+  // Columns added at the end since the job started are read past, where
+  // the reader does not follow schema changes; where it does, the columns
+  // it knows are those of the rows.
+  if (formats.size() < decodings.size() || rows.columns != formats.size() ||
+      (options_.follow_schema_changes && formats.size() != decodings.size())) {
     throw ConfigError("table '" + table.table + "' has " + std::to_string(formats.size()) +
-                      " columns in the binlog, " + std::to_string(decodings.size()) +
-                      " when the job started: its schema changed");
+                      " columns in the binlog at " + stream.event_end().to_string() + ", " +
+                      std::to_string(decodings.size()) +
+                      " as the job reads it: its schema changed");
   }
   // Each row image: a NULL bit per column it holds, then the values of the
   // others. With binlog_row_image=FULL every image holds every column.
