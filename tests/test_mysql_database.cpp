@@ -1330,6 +1330,49 @@ TEST_CASE(
   check_nothing_prepared(target, job);
 }
 
+TEST_CASE("mysql-to-mysql follows the columns of tables that have FULLTEXT indexes",
+          "[mysql][cdc][ddl]") {
+  // The columns after an ALTER TABLE are worked out on a temporary copy,
+  // which can have no FULLTEXT index; nor can one made LIKE such a table.
+  testing::TempDir dir;
+  testing::TestDatabase shop;
+  testing::TestDatabase other;
+  testing::TestDatabase replica;
+  MySqlConnection sql(shop.url());
+  sql.execute(
+      "CREATE TABLE doc (id INT PRIMARY KEY, title VARCHAR(100), body TEXT, FULLTEXT KEY ft "
+      "(title, body)) ENGINE=InnoDB STATS_PERSISTENT=1");
+  sql.execute("INSERT INTO doc VALUES (1, 'a', 'one'), (2, 'b', 'two')");
+  MySqlConnection templates(other.url());
+  templates.execute("CREATE TABLE page (id INT PRIMARY KEY, body TEXT, FULLTEXT (body))");
+  const std::string db = shop.url().database;
+  const std::string job = testing::unique_name("fulltext");
+  testing::BackgroundCommand run(
+      whole_database_command(db, replica.url().database, job, dir, "evolve", "at-least-once") +
+      " 2>&1");
+  MySqlConnection target(replica.url());
+  const auto same = [&](const std::vector<std::string>& tables) {
+    if (!same_rows(sql, db, target, replica.url().database, tables)) return false;
+    for (const std::string& t : tables) {
+      if (shape_of(target, replica.url().database, t) != shape_of(sql, db, t)) return false;
+    }
+    return true;
+  };
+  REQUIRE(testing::wait_until([&] { return same({"doc"}); }));
+  sql.execute("ALTER TABLE doc ADD COLUMN extra INT NOT NULL DEFAULT 7 AFTER id");
+  sql.execute("INSERT INTO doc VALUES (3, 8, 'c', 'three')");
+  sql.execute("UPDATE doc SET body = 'uno', extra = 9 WHERE id = 1");
+  sql.execute("CREATE TABLE page LIKE " + other.url().database + ".page");
+  sql.execute("INSERT INTO page VALUES (1, 'first')");
+  sql.execute("ALTER TABLE page ADD COLUMN n INT NULL FIRST");
+  sql.execute("INSERT INTO page VALUES (5, 2, 'second')");
+  const bool synced = testing::wait_until([&] { return same({"doc", "page"}); });
+  const auto finished = run.signal(SIGINT);
+  INFO(finished.output);
+  CHECK(synced);
+  CHECK(finished.status == 130);
+}
+
 TEST_CASE(
     "mysql-to-mysql resumes across ALTER TABLEs that change columns' types, killed before and "
     "after each is made to the target",

@@ -218,22 +218,27 @@ TEST_CASE("the column renames of an ALTER: CHANGE and RENAME COLUMN", "[ddl]") {
   CHECK(column_renames("ALTER TABLE t RENAME INDEX a TO b").empty());
 }
 
-TEST_CASE("a table's definition as a temporary copy: no foreign keys, no partitions", "[ddl]") {
+TEST_CASE("a table's definition as a temporary copy: no foreign keys, FULLTEXT indexes, partitions",
+          "[ddl]") {
   CHECK(temporary_copy("CREATE TABLE `orders` (\n  `id` int(11) NOT NULL,\n  `c` int(11) "
                        "DEFAULT NULL,\n  `note` varchar(10) DEFAULT 'a,(b)',\n  PRIMARY KEY "
-                       "(`id`),\n  KEY `c` (`c`),\n  CONSTRAINT `fk` FOREIGN KEY (`c`) REFERENCES "
-                       "`customers` (`id`)\n) ENGINE=InnoDB DEFAULT CHARSET=latin1 "
-                       "COLLATE=latin1_swedish_ci\n PARTITION BY HASH (`id`)\nPARTITIONS 4",
+                       "(`id`),\n  KEY `c` (`c`),\n  FULLTEXT KEY `n` (`note`),\n  CONSTRAINT "
+                       "`fk` FOREIGN KEY (`c`) REFERENCES `customers` (`id`)\n) ENGINE=InnoDB "
+                       "DEFAULT CHARSET=latin1 COLLATE=latin1_swedish_ci\n PARTITION BY HASH "
+                       "(`id`)\nPARTITIONS 4",
                        "`db`.`copy`") ==
         "CREATE TEMPORARY TABLE `db`.`copy` (`id` int(11) NOT NULL, `c` int(11) DEFAULT NULL, "
-        "`note` varchar(10) DEFAULT 'a,(b)', PRIMARY KEY (`id`), KEY `c` (`c`)) ENGINE=InnoDB "
+        "`note` varchar(10) DEFAULT 'a,(b)', PRIMARY KEY (`id`), KEY `c` (`c`)) "
         "DEFAULT CHARSET=latin1 COLLATE=latin1_swedish_ci");
-  // The last item kept too.
-  CHECK(temporary_copy("CREATE TABLE `t` (\n  `id` int(11) NOT NULL,\n  PRIMARY KEY (`id`)\n) "
-                       "ENGINE=InnoDB",
+  // The last item kept too; of the options, only the charset and collation,
+  // however written.
+  CHECK(temporary_copy("CREATE TABLE `t` (\n  `id` int(11) NOT NULL,\n  `g` point NOT NULL,\n  "
+                       "PRIMARY KEY (`id`),\n  SPATIAL KEY `g` (`g`)\n) ENGINE=InnoDB "
+                       "ROW_FORMAT=COMPRESSED `ENCRYPTED`=YES DATA DIRECTORY='/data' CHARACTER "
+                       "SET = utf8mb4 COMMENT 'charset=x'",
                        "`c`") ==
-        "CREATE TEMPORARY TABLE `c` (`id` int(11) NOT NULL, PRIMARY KEY "
-        "(`id`)) ENGINE=InnoDB");
+        "CREATE TEMPORARY TABLE `c` (`id` int(11) NOT NULL, `g` point NOT NULL, PRIMARY KEY "
+        "(`id`)) DEFAULT CHARSET=utf8mb4");
 }
 
 TEST_CASE("a table's column defaults and generation expressions, as SHOW CREATE TABLE writes them",
@@ -314,7 +319,7 @@ TEST_CASE("a CREATE TABLE from the binlog as a temporary copy: columns, or LIKE 
   CHECK(created_copy("CREATE TABLE `t` (`id` int NOT NULL, v TEXT, PRIMARY KEY (`id`), "
                      "FOREIGN KEY (v) REFERENCES p (id)) ENGINE=InnoDB PARTITION BY HASH (id)",
                      "shop", "`c`") ==
-        "CREATE TEMPORARY TABLE `c` (`id` int NOT NULL, v TEXT, PRIMARY KEY (`id`)) ENGINE=InnoDB");
+        "CREATE TEMPORARY TABLE `c` (`id` int NOT NULL, v TEXT, PRIMARY KEY (`id`))");
   CHECK(created_copy("create or replace table if not exists inv.t (id int)", "shop", "`c`") ==
         "CREATE TEMPORARY TABLE `c` (id int)");
   CHECK(created_copy("CREATE TABLE t2 LIKE `t``1`", "shop", "`c`") ==

@@ -584,13 +584,19 @@ class Parser {
   }
 
  private:
-  // temporary_copy() from its column list's '(' on.
+  // temporary_copy() from its column list's '(' on: the columns and keys
+  // but those a temporary table cannot have (foreign keys, FULLTEXT and
+  // SPATIAL indexes), and of the table options only its default charset
+  // and collation, which columns added later take: ENCRYPTED, DATA
+  // DIRECTORY, ROW_FORMAT=COMPRESSED or another engine may not be a
+  // temporary table's.
   std::string copy_after_parenthesis(std::string_view definition, std::string_view table) {
     std::string out = "CREATE TEMPORARY TABLE " + std::string(table) + " (";
     bool first = true;
     std::vector<const Token*> item;
     const auto add = [&] {
-      if (!item.empty() && !has_word(item, "FOREIGN")) {
+      if (!item.empty() && !has_word(item, "FOREIGN") &&
+          !word_at(item, 0, {"FULLTEXT", "SPATIAL"})) {
         out += (first ? "" : ", ");
         out += definition.substr(item.front()->begin, item.back()->end - item.front()->begin);
         first = false;
@@ -610,13 +616,19 @@ class Parser {
     }
     add();
     out += ")";
-    // The table options up to its partitions.
-    const size_t options = ++at_;
-    while (at_ < tokens_.size() && !is("PARTITION")) ++at_;
-    if (options < tokens_.size() && at_ > options) {
-      out += ' ';
-      out +=
-          definition.substr(tokens_[options].begin, tokens_[at_ - 1].end - tokens_[options].begin);
+    // Of the table options up to its partitions: [DEFAULT] CHARSET [=] c
+    // (or CHARACTER SET), [DEFAULT] COLLATE [=] c.
+    for (++at_; at_ < tokens_.size() && !is("PARTITION"); ++at_) {
+      const char* option = nullptr;
+      if (take("CHARSET") || (take("CHARACTER") && take("SET"))) {
+        option = " DEFAULT CHARSET=";
+      } else if (take("COLLATE")) {
+        option = " COLLATE=";
+      } else {
+        continue;
+      }
+      if (peek() != nullptr && peek()->text == "=") ++at_;
+      if (peek() != nullptr) out += option + peek()->text;
     }
     return out;
   }

@@ -100,7 +100,17 @@ CapturedTable SchemaHistory::created(const std::string& database, const std::str
     execute_as(copy, sql_mode);
   } catch (const MySqlError& e) {
     if (e.retriable()) throw;
-    fail(e.message());
+    // LIKE a table that a temporary one cannot be like (of a FULLTEXT
+    // index, ENCRYPTED, …): a copy of its definition.
+    const auto like = created_like(statement, statement_database);
+    if (!like) fail(e.message());
+    try {
+      execute_as(temporary_copy(show_create_table(sql, like->first, like->second), kCopy),
+                 sql_mode);
+    } catch (const MySqlError& again) {
+      if (again.retriable()) throw;
+      fail(again.message());
+    }
   }
   return read_copy(database, table);
 }
