@@ -77,7 +77,9 @@ CapturedTable capture_table(MySqlConnection& connection, const std::string& tabl
     connection.query("SELECT 1 FROM " + (database.empty() ? "" : quote_identifier(database) + ".") +
                      quote_identifier(table) + " LIMIT 0");
   } catch (const MySqlError& e) {
-    if (e.code() != ER_NO_SUCH_TABLE) throw;  // describe_table() says which
+    // Read unlocked then: describe_table() says which table is missing,
+    // and a user without SELECT on it may still read its binlog.
+    if (e.retriable()) throw;
   }
   const TableInfo info = connection.describe_table(table, database);
   CapturedTable captured{
