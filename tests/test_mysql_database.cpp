@@ -92,6 +92,16 @@ std::vector<std::string> shape_of(MySqlConnection& sql, const std::string& datab
   return shape;
 }
 
+// same_rows(), and each table's columns alike too (shape_of()).
+bool same_tables(MySqlConnection& source, const std::string& db, MySqlConnection& target,
+                 const std::string& copy, const std::vector<std::string>& tables) {
+  if (!same_rows(source, db, target, copy, tables)) return false;
+  for (const std::string& table : tables) {
+    if (shape_of(target, copy, table) != shape_of(source, db, table)) return false;
+  }
+  return true;
+}
+
 // That `target` holds no XA transaction of `job` prepared.
 void check_nothing_prepared(MySqlConnection& target, const std::string& job) {
   for (const Xid& xid : xa_recover(target)) CHECK_FALSE(XidScheme::of_job(xid, job));
@@ -452,11 +462,7 @@ TEST_CASE(
       whole_database_command(db, replica.url().database, job, dir, "evolve", "at-least-once");
   MySqlConnection target(replica.url());
   const auto same = [&](const std::vector<std::string>& tables) {
-    if (!same_rows(sql, db, target, replica.url().database, tables)) return false;
-    for (const std::string& t : tables) {
-      if (shape_of(target, replica.url().database, t) != shape_of(sql, db, t)) return false;
-    }
-    return true;
+    return same_tables(sql, db, target, replica.url().database, tables);
   };
   testing::BackgroundCommand run(command + " 2>&1");
   REQUIRE(testing::wait_until([&] { return same({"a"}); }));  // the binlog from here on
@@ -1352,11 +1358,7 @@ TEST_CASE("mysql-to-mysql follows the columns of tables that have FULLTEXT index
       " 2>&1");
   MySqlConnection target(replica.url());
   const auto same = [&](const std::vector<std::string>& tables) {
-    if (!same_rows(sql, db, target, replica.url().database, tables)) return false;
-    for (const std::string& t : tables) {
-      if (shape_of(target, replica.url().database, t) != shape_of(sql, db, t)) return false;
-    }
-    return true;
+    return same_tables(sql, db, target, replica.url().database, tables);
   };
   REQUIRE(testing::wait_until([&] { return same({"doc"}); }));
   sql.execute("ALTER TABLE doc ADD COLUMN extra INT NOT NULL DEFAULT 7 AFTER id");
@@ -1395,11 +1397,7 @@ TEST_CASE(
       whole_database_command(db, replica.url().database, job, dir, "evolve", delivery);
   MySqlConnection target(replica.url());
   const auto same = [&] {
-    if (!same_rows(sql, db, target, replica.url().database, {"w", "e"})) return false;
-    for (const std::string t : {"w", "e"}) {
-      if (shape_of(target, replica.url().database, t) != shape_of(sql, db, t)) return false;
-    }
-    return true;
+    return same_tables(sql, db, target, replica.url().database, {"w", "e"});
   };
   run_until(command, same);
   // While it is down: a type narrowed (text to numbers), one widened
