@@ -967,10 +967,15 @@ void BinlogReader::read_rows(BinlogStream& stream, const BinlogEvent& event, Bin
   const std::vector<BinlogColumnFormat>& formats = mapped->second.columns;
   const std::vector<BinlogDecoding>& decodings = decodings_[t];
   // Columns added at the end since the job started are read past, where
-  // the reader does not follow schema changes; where it does, the columns
-  // it knows are those of the rows.
+  // the reader does not follow schema changes. Where it does, the rows hold
+  // the columns it knows, and after them only those MariaDB hides: the
+  // hashes of long unique keys (USING HASH), a BIGINT UNSIGNED each.
+  const auto only_hashes_after = [&] {
+    return std::all_of(formats.begin() + static_cast<ptrdiff_t>(decodings.size()), formats.end(),
+                       [](const BinlogColumnFormat& f) { return f.type == MYSQL_TYPE_LONGLONG; });
+  };
   if (formats.size() < decodings.size() || rows.columns != formats.size() ||
-      (options_.follow_schema_changes && formats.size() != decodings.size())) {
+      (options_.follow_schema_changes && !only_hashes_after())) {
     throw ConfigError("table '" + table.table + "' has " + std::to_string(formats.size()) +
                       " columns in the binlog at " + stream.event_end().to_string() + ", " +
                       std::to_string(decodings.size()) +
