@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "sluice/connectors/mysql/pvio.hpp"
+#include "sluice/engine/data/batch.hpp"
 
 namespace sluice {
 namespace {
@@ -557,6 +558,17 @@ std::string hex(std::string_view bytes) {
 }
 
 }  // namespace
+
+void set_field(ColumnVector& column, uint32_t row, std::string_view field, const DataType& type) {
+  if (type.id == TypeId::kBytes) {
+    column.set_null(row, false);
+    column.set_string(row, field);
+  } else if (type.id == TypeId::kBoolean) {
+    column.set_value(row, Value::boolean(field.size() == 1 && field[0] != '\0'));
+  } else {
+    column.parse(row, field, type);
+  }
+}
 
 std::string sql_literal(MySqlConnection& connection, const Value& value,
                         const TableColumn& column) {

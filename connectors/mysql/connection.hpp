@@ -24,6 +24,8 @@ struct st_mysql_stmt;
 
 namespace sluice {
 
+class ColumnVector;
+
 /// An error the server or the client library reported, with its number.
 class MySqlError : public Error {
  public:
@@ -276,6 +278,11 @@ std::string quote_identifier(std::string_view name);
 /// column's charset and collation, bytes as bytes), so that comparing it
 /// with the column compares as two values of the column would.
 std::string sql_literal(MySqlConnection& connection, const Value& value, const TableColumn& column);
+
+/// Sets `row` of `column` to `field`, a value of `type` as the server sends
+/// it in a query's result: bytes as they are (a BIT(1) one byte), anything
+/// else as text.
+void set_field(ColumnVector& column, uint32_t row, std::string_view field, const DataType& type);
 
 /// `sql` for a message: whole if it has at most `limit` characters, else
 /// cut before a clause (" VALUES", " WHERE", …) or at least between words,

@@ -166,19 +166,6 @@ std::string server_identity(MySqlConnection& connection) {
   return "server_id " + v["server_id"] + " on " + v["hostname"] + ":" + v["port"];
 }
 
-// Writes a field as the server sends it in a query's result into `row` of
-// `column`: bytes as they are (a BIT(1) one byte), anything else as text.
-void set_field(ColumnVector& column, uint32_t row, std::string_view text, const DataType& type) {
-  if (type.id == TypeId::kBytes) {
-    column.set_null(row, false);
-    column.set_string(row, text);
-  } else if (type.id == TypeId::kBoolean) {
-    column.set_value(row, Value::boolean(text.size() == 1 && text[0] != '\0'));
-  } else {
-    column.parse(row, text, type);
-  }
-}
-
 int64_t millis_since(std::chrono::system_clock::time_point then,
                      std::chrono::system_clock::time_point now) {
   return std::max<int64_t>(
