@@ -2079,6 +2079,8 @@ void change_company(MySqlConnection& sql, std::mt19937& random, int n) {
 TEST_CASE(
     "mysql-to-mysql makes the changes foreign keys' actions make unlogged: live and restarted",
     "[mysql][cdc]") {
+  const std::string delivery = GENERATE(as<std::string>(), "at-least-once", "exactly-once");
+  INFO("sink.delivery=" << delivery);
   const uint32_t seed = testing::test_seed();
   INFO("SLUICE_TEST_SEED=" << seed);
   std::mt19937 random(seed);
@@ -2091,7 +2093,7 @@ TEST_CASE(
   const std::string db = company.url().database;
   const std::string job = testing::unique_name("cascades");
   const std::string command =
-      whole_database_command(db, replica.url().database, job, dir, "evolve", "at-least-once");
+      whole_database_command(db, replica.url().database, job, dir, "evolve", delivery);
   MySqlConnection target(replica.url());
   const std::vector<std::string> tables = {"dept", "emp", "salary", "note", "team"};
   const auto same = [&] { return same_rows(sql, db, target, replica.url().database, tables); };

@@ -227,6 +227,12 @@ void ExactlyOnceDelivery::close(std::optional<int64_t> last_completed) {
   committer_.release(last_completed, release_);
 }
 
+void ExactlyOnceDelivery::for_each_unseen(const SinkBuffer& buffer,
+                                          const std::function<void(const Row&)>& each) const {
+  committer_.for_each_uncommitted(each);
+  MySqlDelivery::for_each_unseen(buffer, each);
+}
+
 UpsertBuffer::KeySet ExactlyOnceDelivery::locked_keys() const {
   UpsertBuffer::KeySet keys;
   if (key_.empty()) return keys;

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,6 +37,13 @@ class MySqlDelivery {
   virtual void notify_checkpoint_aborted(int64_t /*id*/, SinkBuffer& /*buffer*/) {}
   /// At the job's end; `last_completed` as Sink::close() has it.
   virtual void close(std::optional<int64_t> /*last_completed*/) {}
+  /// Calls `each` with the changes it wrote that another connection to the
+  /// table may not see yet, oldest first, then with those `buffer` holds.
+  /// Here, those of `buffer` only: call settle() first.
+  virtual void for_each_unseen(const SinkBuffer& buffer,
+                               const std::function<void(const Row&)>& each) const {
+    for (const Row& row : buffer.rows()) each(row);
+  }
 };
 
 /// At least once: each flush is a transaction of its own, replayed whole on
@@ -127,6 +135,9 @@ class ExactlyOnceDelivery final : public MySqlDelivery {
   void notify_checkpoint_complete(int64_t id) override;
   void notify_checkpoint_aborted(int64_t id, SinkBuffer& buffer) override;
   void close(std::optional<int64_t> last_completed) override;
+  /// The rows of its transactions not committed yet, then those of `buffer`.
+  void for_each_unseen(const SinkBuffer& buffer,
+                       const std::function<void(const Row&)>& each) const override;
 
  private:
   // The keys that prepared transactions wrote, and lock until they commit.

@@ -204,6 +204,13 @@ class MySqlSink final : public Sink {
     delivery_->notify_checkpoint_complete(id);
   }
 
+  // See sluice::for_each_unseen().
+  void for_each_unseen(const std::function<void(const Row&)>& each) {
+    if (!delivery_) return;
+    delivery_->settle();
+    delivery_->for_each_unseen(buffer_, each);
+  }
+
   void notify_checkpoint_aborted(int64_t id) override {
     delivery_->notify_checkpoint_aborted(id, buffer_);
   }
@@ -575,6 +582,12 @@ int writers(const MySqlSinkOptions& options, const Schema& input) {
 }  // namespace
 
 SinkDef mysql_sink(const MySqlSinkOptions& options) { return mysql_sink(options, nullptr); }
+
+void for_each_unseen(Sink& sink, const std::function<void(const Row&)>& each) {
+  auto* mysql = dynamic_cast<MySqlSink*>(&sink);
+  if (mysql == nullptr) throw std::logic_error("for_each_unseen() of a sink not of mysql_sink()");
+  mysql->for_each_unseen(each);
+}
 
 SinkDef mysql_sink(const MySqlSinkOptions& options, SessionConnector connect) {
   if (options.table.empty()) {

@@ -140,6 +140,13 @@ bool holds(const std::string& column_type, const DataType& type);
 /// transactions. Checkpoints must be on: nothing is committed without them.
 SinkDef mysql_sink(const MySqlSinkOptions& options);
 
+/// Calls `each` with the changes `sink`, of mysql_sink(), has taken that
+/// another connection to its table may not see yet, oldest first, as rows
+/// of its input: exactly-once, those its XA transactions wrote and have not
+/// committed, then those it buffers; at least once, once its last flush
+/// committed, those it buffers.
+void for_each_unseen(Sink& sink, const std::function<void(const Row&)>& each);
+
 /// The sink writing into `table` as Flink's JDBC table (the password left
 /// out), with a note where Flink's does not do what it does.
 FlinkSqlTable jdbc_table(const MySqlSinkOptions& options, const std::string& table,

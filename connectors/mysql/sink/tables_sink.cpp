@@ -10,12 +10,16 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <numeric>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "sluice/connectors/mysql/binlog_position.hpp"
 #include "sluice/connectors/mysql/sink/sink_connection.hpp"
 #include "sluice/engine/common/error.hpp"
 #include "sluice/engine/common/fault_point.hpp"
 #include "sluice/engine/common/text.hpp"
+#include "sluice/engine/data/value_codec.hpp"
 
 namespace sluice {
 namespace {
@@ -344,6 +348,7 @@ class MySqlTablesSink final : public Sink {
     prepare_targets();
     if (!restored_ && !exactly_once()) forget_rows_applied();
     sinks_.resize(tables_.size());
+    opened_.resize(tables_.size());
     fitted_.resize(tables_.size());
     gone_.resize(tables_.size());
     for (const TableSchema& table : tables_) {
@@ -558,6 +563,12 @@ class MySqlTablesSink final : public Sink {
   // a cascade two tables deep finds the middle table's rows as they are
   // later (gone, say), and one that moves a child's key may move a row that
   // came later: those rows can stay as they are.
+  //
+  // Exactly-once, the target holds none of that: each table's transaction
+  // is its own, on a connection of its own, and a prepared one's rows are
+  // seen by no other until its checkpoint completes. There the changes a
+  // foreign key makes go as changes of the child's (cascade_as_rows()),
+  // which its sink writes and commits as any other.
   struct Cascade {
     size_t child = 0;
     ForeignKey key;
@@ -576,14 +587,15 @@ class MySqlTablesSink final : public Sink {
         }
         for (size_t p = 0; p < tables_.size(); ++p) {
           if (tables_[p].name != key.parent_database + "." + key.parent_table) continue;
-          if (exactly_once() || !targets_[c].table_column.empty()) {
+          const bool keyless = exactly_once() && !tables_[c].schema.has_primary_key();
+          if (keyless || !targets_[c].table_column.empty()) {
             spdlog::warn(
                 "mysql sink: table '{}' has a foreign key on ({}) to '{}' whose ON DELETE or ON "
                 "UPDATE action changes its rows unlogged; the sink does not make those changes "
                 "{}",
                 tables_[c].name, join(key.columns), tables_[p].name,
-                exactly_once() ? "with sink.delivery=exactly-once"
-                               : "to a target of merged tables");
+                keyless ? "to a table without a primary key with sink.delivery=exactly-once"
+                        : "to a target of merged tables");
             continue;
           }
           cascades_[p].push_back({c, key});
@@ -605,8 +617,9 @@ class MySqlTablesSink final : public Sink {
 
   // Writes `rows` of parent table p, its children changed first. A table
   // that refers to itself has the rows before each delete or update
-  // written before its cascade, which may change them.
-  void write_cascading(size_t p, Batch& rows) {
+  // written before its cascade, which may change them. `depth`: of a
+  // cascade's own changes (exactly-once), how deep.
+  void write_cascading(size_t p, Batch& rows, int depth = 0) {
     std::vector<uint32_t> all;
     all.reserve(rows.selected());
     rows.for_each([&](uint32_t row) { all.push_back(row); });
@@ -614,7 +627,7 @@ class MySqlTablesSink final : public Sink {
     const bool itself = std::any_of(cascades_[p].begin(), cascades_[p].end(),
                                     [&](const Cascade& c) { return c.child == p; });
     if (!itself) {
-      cascade_from(p, rows, selected);
+      cascade_from(p, rows, selected, depth);
       write_rows(p, rows);
       return;
     }
@@ -629,7 +642,7 @@ class MySqlTablesSink final : public Sink {
       }
       // An update's -U, written before, with its +U.
       const size_t first = kind == RowKind::kUpdateAfter && k > 0 ? k - 1 : k;
-      cascade_from(p, rows, selected.subspan(first, k + 1 - first));
+      cascade_from(p, rows, selected.subspan(first, k + 1 - first), depth);
       begin = k;
     }
     Batch rest(rows.schema());
@@ -640,7 +653,10 @@ class MySqlTablesSink final : public Sink {
 
   // Makes to parent table p's children what its changes `selected` of
   // `rows` do to them, before p's target takes those.
-  void cascade_from(size_t p, const Batch& rows, std::span<const uint32_t> selected) {
+  void cascade_from(size_t p, const Batch& rows, std::span<const uint32_t> selected, int depth) {
+    // The server refuses a change that cascades deeper: rows still found
+    // there are those of a cycle, which the levels above change.
+    if (depth == kCascadeDepth) return;
     for (const Cascade& cascade : cascades_[p]) {
       const ForeignKey& key = cascade.key;
       std::vector<size_t> at;
@@ -660,33 +676,28 @@ class MySqlTablesSink final : public Sink {
         }
         return out;
       };
-      // Opened only once a change cascades.
-      const auto literals = [&](const std::vector<Value>& tuple) {
-        MySqlConnection& sql = cascading().connection();
-        std::string out;
-        for (size_t i = 0; i < tuple.size(); ++i) {
-          const TableColumn* column = targets_[p].like.column(key.parent_columns[i]);
-          out += (i ? ", " : "(") +
-                 (column ? sql_literal(sql, tuple[i], *column) : sql.quote(tuple[i].to_string()));
-        }
-        return out + ")";
-      };
       // In the order of the changes: deletes in a row, a statement for up
       // to kParentsPerStatement of them.
-      std::string deleted;
-      size_t deletes = 0;
+      std::vector<std::vector<Value>> deleted;
       const auto cascade_deletes = [&] {
-        if (deletes > 0) on_parents_deleted(cascade, "(" + deleted + ")", 0);
+        if (deleted.empty()) return;
+        if (exactly_once()) {
+          cascade_as_rows(cascade, p, deleted, std::nullopt, depth);
+        } else {
+          std::string parents;
+          for (const std::vector<Value>& tuple : deleted)
+            parents += (parents.empty() ? "" : ", ") + parent_literals(p, key, tuple);
+          on_parents_deleted(cascade, "(" + parents + ")", 0);
+        }
         deleted.clear();
-        deletes = 0;
       };
       std::optional<uint32_t> before;  // a -U, until its +U
       for (const uint32_t row : selected) {
         const RowKind kind = rows.kind(row);
         if (kind == RowKind::kDelete && key.on_delete != ForeignKey::Action::kNone) {
           if (auto old = values(row)) {
-            deleted += (deletes == 0 ? "" : ", ") + literals(*old);
-            if (++deletes == kParentsPerStatement) cascade_deletes();
+            deleted.push_back(std::move(*old));
+            if (deleted.size() == kParentsPerStatement) cascade_deletes();
           }
         }
         if (kind == RowKind::kUpdateAfter && before && key.on_update != ForeignKey::Action::kNone) {
@@ -694,13 +705,154 @@ class MySqlTablesSink final : public Sink {
           auto now = values(row);
           if (old && now != old) {
             cascade_deletes();
-            on_parent_updated(cascade, p, literals(*old), now);
+            if (exactly_once()) {
+              cascade_as_rows(cascade, p, {*old}, now, depth);
+            } else {
+              on_parent_updated(cascade, p, parent_literals(p, key, *old), now);
+            }
           }
         }
         before = kind == RowKind::kUpdateBefore ? std::optional<uint32_t>(row) : std::nullopt;
       }
       cascade_deletes();
     }
+  }
+
+  // The referenced values `tuple` of parent table p's, as SQL: "(1, 'a')".
+  // Opens the cascading connection, once a change cascades.
+  std::string parent_literals(size_t p, const ForeignKey& key, const std::vector<Value>& tuple) {
+    MySqlConnection& sql = cascading().connection();
+    std::string out;
+    for (size_t i = 0; i < tuple.size(); ++i) {
+      const TableColumn* column = targets_[p].like.column(key.parent_columns[i]);
+      out += (i ? ", " : "(") +
+             (column ? sql_literal(sql, tuple[i], *column) : sql.quote(tuple[i].to_string()));
+    }
+    return out + ")";
+  }
+
+  // Exactly-once: makes what the change of parents of table p whose
+  // referenced values were `parents` does to the child's rows, as changes
+  // of the child's, written after the child's changes before them: a
+  // delete (`now` nullopt, ON DELETE) or an update to `now` (of one
+  // parent; an empty tuple where a value is NULL) of each row that refers
+  // to one of them. A rollback of the child's transaction writes them
+  // again, and a restore comes to them again from the same rows as of the
+  // same checkpoint. `depth`: the parents', in a cascade.
+  void cascade_as_rows(const Cascade& cascade, size_t p,
+                       const std::vector<std::vector<Value>>& parents,
+                       const std::optional<std::optional<std::vector<Value>>>& now, int depth) {
+    const size_t c = cascade.child;
+    if (!sinks_[c]) return;  // gone
+    const ForeignKey& key = cascade.key;
+    const ForeignKey::Action action = now ? key.on_update : key.on_delete;
+    std::vector<Row> rows = referring_rows(cascade, p, parents);
+    if (rows.empty()) return;
+    std::vector<size_t> columns;  // the key's, in the child's rows
+    for (const std::string& column : key.columns) columns.push_back(*opened_[c].index_of(column));
+    Batch changes(opened_[c]);
+    for (Row& row : rows) {
+      if (action == ForeignKey::Action::kCascade && !now) {
+        row.kind = RowKind::kDelete;
+        changes.append(row);
+        continue;
+      }
+      row.kind = RowKind::kUpdateBefore;
+      changes.append(row);
+      row.kind = RowKind::kUpdateAfter;
+      for (size_t i = 0; i < columns.size(); ++i) {
+        const bool to_null = action == ForeignKey::Action::kSetNull || !now || !*now;
+        row.fields[columns[i]] = to_null ? Value() : (**now)[i];
+      }
+      changes.append(row);
+    }
+    write_cascading(c, changes, depth + 1);
+  }
+
+  // Exactly-once: the rows of the child's target that refer to parents of
+  // table p whose referenced values `parents` lists, as the target will
+  // hold them once the child's sink committed what it has taken: as the
+  // target holds them now, each key's changes the sink has not committed
+  // applied (those refer to the parents as their values say, which the
+  // server would compare as the column's collation does).
+  std::vector<Row> referring_rows(const Cascade& cascade, size_t p,
+                                  const std::vector<std::vector<Value>>& parents) {
+    const size_t c = cascade.child;
+    const Schema& schema = opened_[c];
+    const ForeignKey& key = cascade.key;
+    std::vector<size_t> columns;  // the foreign key's, in the child's rows
+    for (const std::string& column : key.columns) {
+      if (const std::optional<size_t> i = schema.index_of(column)) columns.push_back(*i);
+    }
+    // Its sink writes other columns than its rows have, or a schema change
+    // since the job began dropped or renamed the key's.
+    if (fitted_[c] || columns.size() < key.columns.size()) {
+      spdlog::warn(
+          "mysql sink: the foreign key of '{}' on ({}) no longer fits its target: its action is "
+          "not made there",
+          tables_[c].name, join(key.columns));
+      return {};
+    }
+    flush_table(c);
+    // The target's rows, as the committed transactions left them.
+    Batch found(schema);
+    std::string names;
+    for (size_t i = 0; i < schema.size(); ++i)
+      names += (i ? ", " : "") + quote_identifier(schema.column(i).name);
+    for (size_t first = 0; first < parents.size(); first += kParentsPerStatement) {
+      std::string list;
+      for (size_t i = first; i < std::min(parents.size(), first + kParentsPerStatement); ++i)
+        list += (i > first ? ", " : "") + parent_literals(p, key, parents[i]);
+      MySqlResult result = cascading().connection().query_result(
+          "SELECT " + names + " FROM " + quote_identifier(targets_[c].table) + " WHERE " +
+          refers_to(key, "(" + list + ")"));
+      for (uint32_t at = found.add_rows(static_cast<uint32_t>(result.size())); result.next();
+           ++at) {
+        const auto fields = result.fields();
+        for (size_t i = 0; i < fields.size(); ++i) {
+          if (fields[i]) {
+            set_field(found.column(i), at, *fields[i], schema.column(i).type);
+          } else {
+            found.column(i).set_null(at, true);
+          }
+        }
+      }
+    }
+    // Each key's last change not committed, of the keys found and of
+    // those whose changes refer to a parent.
+    std::unordered_set<std::string> wanted;  // the parents' values, as encode_key() gives them
+    std::vector<size_t> all(key.columns.size());
+    std::iota(all.begin(), all.end(), 0);
+    for (const std::vector<Value>& tuple : parents)
+      wanted.insert(encode_key(Row(RowKind::kInsert, tuple), all));
+    const auto refers = [&](const Row& row) {
+      if (row.kind == RowKind::kDelete || row.kind == RowKind::kUpdateBefore) return false;
+      return std::none_of(columns.begin(), columns.end(),
+                          [&](size_t i) { return row.fields[i].is_null(); }) &&
+             wanted.contains(encode_key(row, columns));
+    };
+    const std::vector<size_t>& primary_key = schema.primary_key();
+    std::unordered_map<std::string, std::optional<Row>> last;  // by key
+    for (uint32_t i = 0; i < found.size(); ++i)
+      last.emplace(encode_key(found.row(i), primary_key), std::nullopt);
+    for_each_unseen(*sinks_[c], [&](const Row& row) {
+      std::string k = encode_key(row, primary_key);
+      if (auto at = last.find(k); at != last.end()) {
+        at->second = row;
+      } else if (refers(row)) {
+        last.emplace(std::move(k), row);
+      }
+    });
+    std::vector<Row> out;
+    for (uint32_t i = 0; i < found.size(); ++i) {
+      Row row = found.row(i);
+      row.kind = RowKind::kInsert;
+      if (!last.at(encode_key(row, primary_key))) out.push_back(std::move(row));
+    }
+    for (auto& [key_of, change] : last) {
+      if (change && refers(*change)) out.push_back(std::move(*change));
+    }
+    return out;
   }
 
   // Makes to the child's target what the update of the parent whose
@@ -826,6 +978,7 @@ class MySqlTablesSink final : public Sink {
       }
     }
     sinks_[t] = table_sink(t, schema);
+    opened_[t] = schema;
   }
 
   // The key of table t's target in kMadeTable, and the place in the binlog
@@ -957,6 +1110,7 @@ class MySqlTablesSink final : public Sink {
     check_shared_targets(tables_, targets_);
     contexts_.push_back(std::make_unique<TableContext>(*context_, change.after.name));
     sinks_.emplace_back();
+    opened_.emplace_back();
     fitted_.emplace_back();
     gone_.push_back(false);
   }
@@ -1368,6 +1522,7 @@ class MySqlTablesSink final : public Sink {
   // sinks that hold them.
   std::vector<std::unique_ptr<TableContext>> contexts_;
   std::vector<std::unique_ptr<Sink>> sinks_;
+  std::vector<Schema> opened_;  // the columns of the rows each sink takes
   // A table's sink writing other columns than its rows have (table_sink()):
   // fewer, and the source table's name after them.
   struct Fitted {

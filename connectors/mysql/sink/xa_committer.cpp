@@ -152,6 +152,15 @@ void XaCommitter::wrote(std::vector<Row>&& rows) {
   }
 }
 
+void XaCommitter::for_each_uncommitted(const std::function<void(const Row&)>& each) const {
+  for (const Transaction& transaction : prepared_) {
+    for (const Row& row : transaction.rows) each(row);
+  }
+  if (open_) {
+    for (const Row& row : open_->rows) each(row);
+  }
+}
+
 std::vector<Row> XaCommitter::abandon_open() {
   if (!open_) return {};
   std::vector<Row> rows = std::move(open_->rows);

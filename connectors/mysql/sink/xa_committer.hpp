@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -130,6 +131,9 @@ class XaCommitter {
   void release(std::optional<int64_t> last_completed, const SinkConnector& connect);
 
   const std::deque<Transaction>& prepared() const { return prepared_; }
+  /// Calls `each` with the rows of the transactions not committed, the
+  /// prepared ones and then the open one, oldest first.
+  void for_each_uncommitted(const std::function<void(const Row&)>& each) const;
   /// The prepared transactions, as a checkpoint saves them for recover():
   /// checkpoint, gtrid, bqual, connection id, server start.
   std::vector<std::vector<Value>> state() const;
