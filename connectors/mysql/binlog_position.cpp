@@ -36,6 +36,7 @@ std::optional<int64_t> BinlogPosition::packed() const {
   if (number.empty() || number.size() > 9 || offset >= (uint64_t{1} << 32)) return std::nullopt;
   uint64_t n = 0;
   std::from_chars(number.data(), number.data() + number.size(), n);
+  if (n >= (uint64_t{1} << 29)) return std::nullopt;
   return static_cast<int64_t>(n << 32 | offset);
 }
 

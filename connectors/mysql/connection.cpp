@@ -559,6 +559,10 @@ std::string hex(std::string_view bytes) {
 
 }  // namespace
 
+bool holds_text(const TableColumn& column) {
+  return !column.charset.empty() && column.charset != "binary";
+}
+
 void set_field(ColumnVector& column, uint32_t row, std::string_view field, const DataType& type) {
   if (type.id == TypeId::kBytes) {
     column.set_null(row, false);

@@ -279,6 +279,9 @@ std::string quote_identifier(std::string_view name);
 /// with the column compares as two values of the column would.
 std::string sql_literal(MySqlConnection& connection, const Value& value, const TableColumn& column);
 
+/// Whether the table compares `column`'s values as text, by a collation.
+bool holds_text(const TableColumn& column);
+
 /// Sets `row` of `column` to `field`, a value of `type` as the server sends
 /// it in a query's result: bytes as they are (a BIT(1) one byte), anything
 /// else as text.

@@ -1039,7 +1039,7 @@ void BinlogReader::read_rows(BinlogStream& stream, const BinlogEvent& event, Bin
     // Changes that came out before this reader started are read past: the
     // next row takes the place.
     if (++group_->changes <= group_->skip) continue;
-    if (position) batch.set_position(at, *position);
+    if (position) batch.set_position(at, *position | (rows.unchecked ? kUncheckedRow : 0));
     out.add_row(t, position);
     last_change_time_ = last_event_time_;
   }

@@ -232,6 +232,9 @@ uint64_t rows_table_id(const BinlogEvent& event) {
   return Fields(event.body, "rows").little_endian(6);
 }
 
+// A rows event's flag: written with foreign_key_checks=0.
+constexpr uint64_t kNoForeignKeyChecks = 1 << 1;
+
 BinlogRows rows_of(const BinlogEvent& event, std::string& buffer) {
   // Each version's write, update and delete events are numbered in a row.
   uint8_t first = WRITE_ROWS_EVENT_V1;
@@ -244,7 +247,7 @@ BinlogRows rows_of(const BinlogEvent& event, std::string& buffer) {
   Fields fields(event.body, "rows");
   BinlogRows rows{.kind = static_cast<BinlogRows::Kind>(event.type - first),
                   .table_id = fields.little_endian(6)};
-  fields.skip(2);                                          // flags
+  rows.unchecked = (fields.little_endian(2) & kNoForeignKeyChecks) != 0;
   if (version2) fields.skip(fields.little_endian(2) - 2);  // extra data, its length counted
   rows.columns = fields.packed();
   const size_t bitmap = (rows.columns + 7) / 8;

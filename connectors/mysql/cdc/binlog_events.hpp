@@ -79,6 +79,8 @@ struct BinlogRows {
   enum Kind { kWrite, kUpdate, kDelete };
   Kind kind = kWrite;
   uint64_t table_id = 0;
+  /// Written with foreign_key_checks=0 (the flag NO_FOREIGN_KEY_CHECKS_F).
+  bool unchecked = false;
   size_t columns = 0;
   const uint8_t* present = nullptr;
   const uint8_t* present_after = nullptr;  ///< of an update; else `present`

@@ -27,7 +27,7 @@ namespace {
 enum class Phase { kSnapshot, kBinlog };
 
 // A row's input position (Batch::position()): where the binlog has it
-// (BinlogPosition::packed(), below 2^62), or, with this bit, the binlog
+// (BinlogPosition::packed(), kUncheckedRow), or, with this bit, the binlog
 // position a row the snapshot read is as of.
 constexpr int64_t kSnapshotRow = int64_t{1} << 62;
 
@@ -35,7 +35,8 @@ constexpr int64_t kSnapshotRow = int64_t{1} << 62;
 // `binlog_file` is: "binlog mariadb-bin.000003:4711" (where its event
 // begins), or "the snapshot at binlog mariadb-bin.000003:4711".
 std::string describe_position(int64_t position, const std::string& binlog_file) {
-  const BinlogPosition at = BinlogPosition::unpacked(position & ~kSnapshotRow, binlog_file);
+  const BinlogPosition at =
+      BinlogPosition::unpacked(position & ~(kSnapshotRow | kUncheckedRow), binlog_file);
   const std::string where = binlog_file.empty()
                                 ? "binlog file " + at.file + " at " + std::to_string(at.offset)
                                 : "binlog " + at.to_string();

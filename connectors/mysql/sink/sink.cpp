@@ -35,11 +35,6 @@ bool keeps_order(const Schema& schema, const std::vector<size_t>& key) {
                      [&](size_t k) { return !is_exact_key_column(schema.column(k).type); });
 }
 
-// Whether the table compares `column`'s values as text, by a collation.
-bool holds_text(const TableColumn& column) {
-  return !column.charset.empty() && column.charset != "binary";
-}
-
 // The table's unique keys (its primary key too) besides the sink's `key`
 // whose every column the input fills: the order of different keys' writes
 // matters to them. (The others' values change only as the table's defaults

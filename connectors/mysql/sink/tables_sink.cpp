@@ -10,7 +10,6 @@
 #include <exception>
 #include <memory>
 #include <mutex>
-#include <numeric>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -694,6 +693,11 @@ class MySqlTablesSink final : public Sink {
       std::optional<uint32_t> before;  // a -U, until its +U
       for (const uint32_t row : selected) {
         const RowKind kind = rows.kind(row);
+        // Changed with foreign_key_checks=0: the parent's rows alone.
+        if (const auto position = rows.position(row); position && *position & kUncheckedRow) {
+          before.reset();
+          continue;
+        }
         if (kind == RowKind::kDelete && key.on_delete != ForeignKey::Action::kNone) {
           if (auto old = values(row)) {
             deleted.push_back(std::move(*old));
@@ -773,8 +777,7 @@ class MySqlTablesSink final : public Sink {
   // table p whose referenced values `parents` lists, as the target will
   // hold them once the child's sink committed what it has taken: as the
   // target holds them now, each key's changes the sink has not committed
-  // applied (those refer to the parents as their values say, which the
-  // server would compare as the column's collation does).
+  // applied.
   std::vector<Row> referring_rows(const Cascade& cascade, size_t p,
                                   const std::vector<std::vector<Value>>& parents) {
     const size_t c = cascade.child;
@@ -819,17 +822,33 @@ class MySqlTablesSink final : public Sink {
       }
     }
     // Each key's last change not committed, of the keys found and of
-    // those whose changes refer to a parent.
-    std::unordered_set<std::string> wanted;  // the parents' values, as encode_key() gives them
-    std::vector<size_t> all(key.columns.size());
-    std::iota(all.begin(), all.end(), 0);
+    // those whose changes refer to a parent: whose values the child's
+    // columns take for equal to a parent's (text by their collation).
+    std::vector<KeyImage> images(columns.size());
+    for (size_t i = 0; i < columns.size(); ++i) {
+      const TableColumn* column = targets_[c].like.column(key.columns[i]);
+      if (column && holds_text(*column) && schema.column(columns[i]).type.id == TypeId::kString)
+        images[i] = cascading().text_image(*column, 0);
+    }
+    const auto image = [&](const auto& value_at) {
+      std::string out;
+      for (size_t i = 0; i < images.size(); ++i) {
+        const Value& value = value_at(i);
+        const std::string part = images[i] ? images[i](value.as_string())
+                                           : encode_key(Row(RowKind::kInsert, {value}), {0});
+        out += std::to_string(part.size()) + ":" + part;
+      }
+      return out;
+    };
+    std::unordered_set<std::string> wanted;  // the parents' values, as image() gives them
     for (const std::vector<Value>& tuple : parents)
-      wanted.insert(encode_key(Row(RowKind::kInsert, tuple), all));
+      wanted.insert(image([&](size_t i) -> const Value& { return tuple[i]; }));
     const auto refers = [&](const Row& row) {
       if (row.kind == RowKind::kDelete || row.kind == RowKind::kUpdateBefore) return false;
       return std::none_of(columns.begin(), columns.end(),
                           [&](size_t i) { return row.fields[i].is_null(); }) &&
-             wanted.contains(encode_key(row, columns));
+             wanted.contains(
+                 image([&](size_t i) -> const Value& { return row.fields[columns[i]]; }));
     };
     const std::vector<size_t>& primary_key = schema.primary_key();
     std::unordered_map<std::string, std::optional<Row>> last;  // by key
