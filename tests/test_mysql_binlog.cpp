@@ -869,6 +869,9 @@ TEST_CASE("a binlog position packs into a row's input position and back", "[cdc]
   // What does not fit is not packed.
   CHECK_FALSE(BinlogPosition{"mariadb-bin.000012", uint64_t{1} << 32}.packed());
   CHECK_FALSE(BinlogPosition{"no-number", 4}.packed());
+  // Below kUncheckedRow, whatever fits.
+  CHECK(*BinlogPosition{"binlog.536870911", (uint64_t{1} << 32) - 1}.packed() < kUncheckedRow);
+  CHECK_FALSE(BinlogPosition{"binlog.536870912", 4}.packed());
 }
 
 TEST_CASE("rows events of each version, compressed or not, are read alike from their bytes",

@@ -27,8 +27,9 @@ namespace {
 enum class Phase { kSnapshot, kBinlog };
 
 // A row's input position (Batch::position()): where the binlog has it
-// (BinlogPosition::packed(), kUncheckedRow), or, with this bit, the binlog
-// position a row the snapshot read is as of.
+// (BinlogPosition::packed(), with kUncheckedRow for a change made with
+// foreign_key_checks=0), or, with this bit, the binlog position a row the
+// snapshot read is as of.
 constexpr int64_t kSnapshotRow = int64_t{1} << 62;
 
 // Names a row's input position in a binlog whose files are named as
