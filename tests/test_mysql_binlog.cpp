@@ -911,7 +911,7 @@ TEST_CASE("rows events of each version, compressed or not, are read alike from t
       const BinlogRows rows = rows_of(parsed, buffer);
       CHECK(rows.kind == kind);
       CHECK(rows.table_id == (uint64_t{1} << 40 | 42));
-      CHECK(rows_table_id(parsed) == rows.table_id);
+      CHECK(table_id_of(parsed) == rows.table_id);
       CHECK(rows.columns == 10);
       CHECK(rows.present[0] == 0xff);
       CHECK(rows.present[1] == 0x03);

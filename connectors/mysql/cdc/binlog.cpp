@@ -184,7 +184,10 @@ class BinlogStream {
     }
     const std::string_view bytes(reinterpret_cast<const char*>(packet + 1), length - 1);
     event_ = parse_binlog_event(bytes, checksums_);
-    if (before_.file != position_.file) before_.file = position_.file;  // rotated
+    if (rotated_) {
+      before_.file = position_.file;
+      rotated_ = false;
+    }
     before_.offset = position_.offset;
     if (event_.type == FORMAT_DESCRIPTION_EVENT) {
       checksums_ = describes_checksums(bytes);
@@ -195,6 +198,7 @@ class BinlogStream {
       made_ = event_.timestamp;
     } else if (event_.type == ROTATE_EVENT) {
       position_ = rotation_of(event_);
+      rotated_ = true;
     } else if (event_.next_position != 0 && event_.type != HEARTBEAT_LOG_EVENT) {
       position_.offset = event_.next_position;
     }
@@ -236,6 +240,7 @@ class BinlogStream {
     size_t table = 0;
     std::vector<BinlogColumnFormat> columns;
     std::string types, metadata;  // the event's bytes `columns` were read from
+    std::string body;             // the last event's bytes after the table id (map_body())
   };
   std::map<uint64_t, MappedTable> mapped;
 
@@ -285,6 +290,7 @@ class BinlogStream {
   bool checksums_ = true;  // whether events end in a CRC32
   BinlogPosition position_;
   BinlogPosition before_;
+  bool rotated_ = true;    // whether position_ is in another file than before_
   std::string made_file_;  // the file whose making made_ tells
   uint32_t made_ = 0;
   std::string packed_file_;                  // packed_start()'s last file
@@ -428,13 +434,22 @@ void BinlogReader::handle(BinlogStream& stream, const BinlogEvent& event, Binlog
     case HEARTBEAT_LOG_EVENT:
       return;
     case TABLE_MAP_EVENT: {
+      // Every transaction maps its tables again, mostly as the last did:
+      // in the same bytes, after the table id.
+      const uint64_t table_id = table_id_of(event);
+      const auto known = stream.mapped.find(table_id);
+      if (known != stream.mapped.end() && known->second.body == map_body(event) &&
+          !absent(known->second.table)) {
+        if (group_ && group_->prepare) group_->captured = true;
+        return;
+      }
       const BinlogTableMap map = table_map_of(event);
-      // Every transaction maps its tables again, mostly as the last did.
-      if (const auto known = stream.mapped.find(map.table_id); known != stream.mapped.end()) {
-        const auto& mapped = known->second;
+      if (known != stream.mapped.end()) {
+        auto& mapped = known->second;
         const CapturedTable& captured = tables_[mapped.table];
         if (captured.database == map.database && captured.table == map.table &&
             mapped.types == map.types && mapped.metadata == map.metadata && !absent(mapped.table)) {
+          mapped.body = map_body(event);
           if (group_ && group_->prepare) group_->captured = true;
           return;
         }
@@ -450,7 +465,8 @@ void BinlogReader::handle(BinlogStream& stream, const BinlogEvent& event, Binlog
                         "', which the binlog dropped before (or has not created yet)");
           }
           stream.mapped[map.table_id] = {t, column_formats(map.types, map.metadata),
-                                         std::string(map.types), std::string(map.metadata)};
+                                         std::string(map.types), std::string(map.metadata),
+                                         std::string(map_body(event))};
           if (group_ && group_->prepare) group_->captured = true;
           return;
         }
@@ -869,6 +885,13 @@ void BinlogReader::set_table(size_t t, CapturedTable table) {
   tables_[t] = std::move(table);
   if (schemas_.size() <= t) schemas_.resize(t + 1);
   schemas_[t] = std::make_shared<const Schema>(tables_[t].schema);
+  // Its next TABLE_MAP is checked against its name and columns again.
+  for (BinlogStream* stream : {main_.get(), side_.get()}) {
+    if (stream == nullptr) continue;
+    for (auto& [id, mapped] : stream->mapped) {
+      if (mapped.table == t) mapped.body.clear();
+    }
+  }
 }
 
 void BinlogReader::complete_xa(const std::string& statement, const BinlogPosition& end) {
@@ -958,7 +981,7 @@ std::optional<PreparedXa> BinlogReader::look_back_for(const std::string& xid) {
 }
 
 void BinlogReader::read_rows(BinlogStream& stream, const BinlogEvent& event, BinlogChanges& out) {
-  const auto mapped = stream.mapped.find(rows_table_id(event));
+  const auto mapped = stream.mapped.find(table_id_of(event));
   if (mapped == stream.mapped.end() || !group_) return;  // another table's rows: not decoded
   if (group_->prepare) return;                           // read when it commits
   const BinlogRows rows = rows_of(event, stream.inflated());
@@ -1080,6 +1103,13 @@ void BinlogChanges::add_row(size_t table, std::optional<int64_t> position) {
                       .batch = batch,
                       .row = batches_[batch].filled++,
                       .position = std::move(position)});
+}
+
+Batch* BinlogChanges::whole_batch(const BinlogChange& first, size_t n) {
+  Rows& rows = batches_[first.batch];
+  if (first.row != 0 || n != rows.filled) return nullptr;
+  rows.rows->truncate(rows.filled);  // the blank rows of its last block
+  return rows.rows.get();
 }
 
 void BinlogChanges::clear() {

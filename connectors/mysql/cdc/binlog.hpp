@@ -180,6 +180,10 @@ class BinlogChanges {
   uint32_t next_row(size_t table);
   /// Appends row next_row(`table`), filled.
   void add_row(size_t table, std::optional<int64_t> position);
+  /// The batch holding row change `first` and the `n` - 1 after it, when
+  /// they are every row it holds: for the caller to take them whole
+  /// (Batch::take), since no other change refers to it. Null otherwise.
+  Batch* whole_batch(const BinlogChange& first, size_t n);
 
   /// Empties it, keeping the batches' capacity.
   void clear();

@@ -17,6 +17,7 @@ namespace {
 // length (4), the next event's position (4), flags (2).
 constexpr size_t kHeader = 19;
 constexpr size_t kChecksum = 4;
+constexpr size_t kTableIdBytes = 6;  // a table id in TABLE_MAP and rows events
 
 // Reads an event's fields in order; a field past the end throws. Inlined:
 // every event goes through a few of these.
@@ -197,7 +198,7 @@ BinlogQuery query_of(const BinlogEvent& event, std::string& buffer) {
 
 BinlogTableMap table_map_of(const BinlogEvent& event) {
   Fields fields(event.body, "TABLE_MAP");
-  BinlogTableMap map{.table_id = fields.little_endian(6)};
+  BinlogTableMap map{.table_id = fields.little_endian(kTableIdBytes)};
   fields.skip(2);  // flags
   map.database = fields.take(*fields.bytes(1));
   fields.skip(1);
@@ -206,6 +207,14 @@ BinlogTableMap table_map_of(const BinlogEvent& event) {
   map.types = fields.take(fields.packed());
   map.metadata = fields.take(fields.packed());
   return map;
+}
+
+uint64_t table_id_of(const BinlogEvent& event) {
+  return Fields(event.body, "TABLE_MAP or rows").little_endian(kTableIdBytes);
+}
+
+std::string_view map_body(const BinlogEvent& event) {
+  return event.body.substr(std::min(event.body.size(), kTableIdBytes));
 }
 
 bool is_rows_event(uint8_t type) {
@@ -228,10 +237,6 @@ bool is_rows_event(uint8_t type) {
   }
 }
 
-uint64_t rows_table_id(const BinlogEvent& event) {
-  return Fields(event.body, "rows").little_endian(6);
-}
-
 // A rows event's flag: written with foreign_key_checks=0.
 constexpr uint64_t kNoForeignKeyChecks = 1 << 1;
 
@@ -246,7 +251,7 @@ BinlogRows rows_of(const BinlogEvent& event, std::string& buffer) {
   const bool version2 = first == WRITE_ROWS_EVENT || first == WRITE_ROWS_COMPRESSED_EVENT;
   Fields fields(event.body, "rows");
   BinlogRows rows{.kind = static_cast<BinlogRows::Kind>(event.type - first),
-                  .table_id = fields.little_endian(6)};
+                  .table_id = fields.little_endian(kTableIdBytes)};
   rows.unchecked = (fields.little_endian(2) & kNoForeignKeyChecks) != 0;
   if (version2) fields.skip(fields.little_endian(2) - 2);  // extra data, its length counted
   rows.columns = fields.packed();

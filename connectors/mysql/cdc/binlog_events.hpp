@@ -69,6 +69,11 @@ struct BinlogTableMap {
   std::string_view types, metadata;
 };
 BinlogTableMap table_map_of(const BinlogEvent& event);
+/// The table id of a TABLE_MAP or rows event, read alone.
+uint64_t table_id_of(const BinlogEvent& event);
+/// Of a TABLE_MAP event, the bytes after the table id: the same while the
+/// id maps the same table with the same columns.
+std::string_view map_body(const BinlogEvent& event);
 
 /// WRITE_ROWS, UPDATE_ROWS and DELETE_ROWS, in any version, compressed or
 /// not: row images of table `table_id`, an update's in pairs (before,
@@ -88,7 +93,5 @@ struct BinlogRows {
 };
 bool is_rows_event(uint8_t type);
 BinlogRows rows_of(const BinlogEvent& event, std::string& buffer);
-/// The table id of a rows event, read alone.
-uint64_t rows_table_id(const BinlogEvent& event);
 
 }  // namespace sluice

@@ -1047,7 +1047,7 @@ class MySqlCdcSource final : public Source {
 
   // Row change `changes[i]` and the row changes after it in the same batch,
   // in one append; returns the index of the next change.
-  size_t emit_rows(Collector& out, const BinlogChanges& changes, size_t i) {
+  size_t emit_rows(Collector& out, BinlogChanges& changes, size_t i) {
     const BinlogChange& first = changes[i];
     rows_.clear();
     for (; i < changes.size() && !changes[i].schema_change && changes[i].batch == first.batch;
@@ -1055,7 +1055,11 @@ class MySqlCdcSource final : public Source {
       rows_.push_back(changes[i].row);
     }
     if (several_) out.to_table(static_cast<uint32_t>(first.table));
-    out.batch().append(changes.batch(first), rows_);
+    if (Batch* whole = changes.whole_batch(first, rows_.size())) {
+      out.batch().take(*whole);  // its columns, without a copy where nothing came before
+    } else {
+      out.batch().append(changes.batch(first), rows_);
+    }
     return i;
   }
 
