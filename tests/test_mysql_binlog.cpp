@@ -1,3 +1,5 @@
+#include <sys/socket.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <atomic>
@@ -10,6 +12,7 @@
 
 #include "sluice/connectors/mysql/cdc/binlog.hpp"
 #include "sluice/connectors/mysql/cdc/binlog_events.hpp"
+#include "sluice/connectors/mysql/cdc/binlog_packets.hpp"
 #include "sluice/connectors/mysql/cdc/binlog_rows.hpp"
 #include "sluice/connectors/mysql/table_patterns.hpp"
 #include "sluice/engine/common/error.hpp"
@@ -921,5 +924,139 @@ TEST_CASE("rows events of each version, compressed or not, are read alike from t
       CHECK_THROWS_AS(rows_of(parse_binlog_event(event.substr(0, event.size() - 1), true), buffer),
                       Error);
     }
+  }
+}
+
+namespace {
+
+// A packet as the server frames it: the payload's length (3 bytes), its
+// sequence number, the payload.
+std::string framed(std::string_view payload, uint8_t sequence) {
+  std::string packet;
+  for (int i = 0; i < 3; ++i) packet += static_cast<char>(payload.size() >> (8 * i));
+  packet += static_cast<char>(sequence);
+  return packet + std::string(payload);
+}
+
+// Two connected sockets: the reader's and the server's.
+struct SocketPair {
+  int fds[2] = {-1, -1};
+  SocketPair() { REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0); }
+  ~SocketPair() {
+    for (int fd : fds) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+  // From the server's side, on the thread that plays it: stops when the
+  // reader's side is shut.
+  void send(std::string_view bytes) const {
+    while (!bytes.empty()) {
+      const ssize_t sent = ::send(fds[1], bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      if (sent <= 0) return;
+      bytes.remove_prefix(static_cast<size_t>(sent));
+    }
+  }
+};
+
+// Joins the thread playing the server once the reads are done, or failed:
+// the reader's side shut, it stops writing.
+struct Joined {
+  SocketPair& sockets;
+  std::thread& server;
+  ~Joined() {
+    ::shutdown(sockets.fds[0], SHUT_RDWR);
+    server.join();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a binlog's packets read from the socket come whole however the bytes arrive", "[cdc]") {
+  SocketPair sockets;
+  PacketReader reader(sockets.fds[0], std::chrono::seconds(10));
+  const uint64_t seed = testing::test_seed();
+  INFO("seed " << seed);
+  std::mt19937 random(seed);
+  std::vector<std::string> payloads = {"", std::string("\0an event", 9), std::string(70'000, 'x')};
+  for (int i = 0; i < 300; ++i) {
+    payloads.push_back(std::string(random() % 600, static_cast<char>('a' + i % 26)));
+  }
+  std::string stream;
+  for (size_t i = 0; i < payloads.size(); ++i) {
+    stream += framed(payloads[i], static_cast<uint8_t>(i + 7));  // wrapping past 255
+  }
+  CHECK_FALSE(reader.has_data());
+  // The server writes in pieces of any size while the reader reads.
+  std::thread server([&] {
+    for (size_t at = 0; at < stream.size();) {
+      const size_t n = std::min<size_t>(stream.size() - at, 1 + random() % 3000);
+      sockets.send(std::string_view(stream).substr(at, n));
+      at += n;
+      if (random() % 8 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  });
+  {
+    const Joined joined{sockets, server};
+    for (const std::string& payload : payloads) REQUIRE(reader.next() == payload);
+    CHECK_FALSE(reader.has_data());
+  }
+}
+
+TEST_CASE("a binlog's payload of 16 MiB or more comes whole from its several packets", "[cdc]") {
+  SocketPair sockets;
+  PacketReader reader(sockets.fds[0], std::chrono::seconds(10));
+  // Packets of 0xffffff bytes and a shorter one (an empty one where it
+  // divides), read as one.
+  const std::string large = std::string(0xffffff, 'L') + "the rest";
+  const std::string exact(0xffffff, 'E');
+  std::thread server([&] {
+    sockets.send(framed("before", 254) + framed(std::string_view(large).substr(0, 0xffffff), 255) +
+                 framed(std::string_view(large).substr(0xffffff), 0));
+    sockets.send(framed(exact, 1) + framed("", 2) + framed("after", 3));
+  });
+  const Joined joined{sockets, server};
+  // Compared without printing 16 MiB where they differ.
+  const auto next_is = [&](std::string_view expected) {
+    const std::string_view got = reader.next();
+    UNSCOPED_INFO("got " << got.size() << " bytes, " << expected.size() << " expected");
+    return got == expected;
+  };
+  REQUIRE(next_is("before"));
+  REQUIRE(next_is(large));
+  REQUIRE(next_is(exact));
+  REQUIRE(next_is("after"));
+}
+
+TEST_CASE("a binlog's socket that breaks, stalls or skips a packet fails the read", "[cdc]") {
+  const auto fails_with = [](PacketReader& reader, const std::string& why) {
+    try {
+      reader.next();
+      FAIL("the read succeeded");
+    } catch (const MySqlError& e) {
+      CHECK(e.code() == 2013);  // CR_SERVER_LOST: a restart reads on
+      CHECK_THAT(e.what(), Catch::Contains(why));
+    }
+  };
+  SECTION("a packet out of sequence") {
+    SocketPair sockets;
+    PacketReader reader(sockets.fds[0], std::chrono::seconds(10));
+    sockets.send(framed("one", 1) + framed("three", 3));
+    CHECK(reader.next() == "one");
+    fails_with(reader, "packets out of order (packet 3 where 2 was next)");
+  }
+  SECTION("the server closing the connection inside a packet") {
+    SocketPair sockets;
+    PacketReader reader(sockets.fds[0], std::chrono::seconds(10));
+    sockets.send(framed("a whole packet", 0) + framed("cut short", 1).substr(0, 8));
+    ::close(std::exchange(sockets.fds[1], -1));
+    CHECK(reader.next() == "a whole packet");
+    CHECK(reader.has_data());
+    fails_with(reader, "the server closed the connection");
+  }
+  SECTION("nothing coming for the timeout") {
+    SocketPair sockets;
+    PacketReader reader(sockets.fds[0], std::chrono::milliseconds(100));
+    sockets.send(framed("half", 0).substr(0, 6));
+    fails_with(reader, "nothing came for 100 ms");
   }
 }

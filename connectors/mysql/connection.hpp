@@ -251,6 +251,8 @@ class MySqlConnection {
   /// Marks the start of a call to the server, for the error it may end in
   /// (by a coarse clock: the binlog reader marks every event it reads).
   void call_starting() { call_started_ = CoarseClock::now(); }
+  /// The longest a read or a write waits on the server (MySqlSession::timeout).
+  std::chrono::seconds timeout() const { return timeout_; }
   /// The error `code` with `message` of the call in progress.
   MySqlError error(unsigned code, const std::string& message) const;
   [[noreturn]] void throw_error(const std::string& doing) const;

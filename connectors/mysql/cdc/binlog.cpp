@@ -16,6 +16,7 @@
 #include <set>
 
 #include "sluice/connectors/mysql/cdc/binlog_events.hpp"
+#include "sluice/connectors/mysql/cdc/binlog_packets.hpp"
 #include "sluice/connectors/mysql/cdc/binlog_rows.hpp"
 #include "sluice/connectors/mysql/cdc/ddl.hpp"
 #include "sluice/connectors/mysql/cdc/schema_history.hpp"
@@ -158,6 +159,9 @@ class BinlogStream {
     const linger reset{.l_onoff = 1, .l_linger = 0};
     ::setsockopt(static_cast<int>(mysql_get_socket(connection_->raw())), SOL_SOCKET, SO_LINGER,
                  &reset, sizeof reset);
+    MYSQL* mysql = connection_->raw();
+    plain_ = mysql_get_ssl_cipher(mysql) == nullptr && !mysql->net.compress;
+    take_over();
   }
   ~BinlogStream() {
     if (rpl_ != nullptr) mariadb_rpl_close(rpl_);
@@ -171,18 +175,14 @@ class BinlogStream {
   /// and fails on compressed rows in a binlog without checksums.
   const BinlogEvent* next() {
     connection_->call_starting();
-    MYSQL* mysql = connection_->raw();
-    const unsigned long length = mysql_net_read_packet(mysql);
-    if (length == packet_error) {
-      fail("reading the binlog after " + position_.to_string());
-    }
-    const auto* packet = mysql->net.read_pos;
-    if (length < 9 && packet[0] == 0xfe) return nullptr;  // EOF: the end, read to
-    if (length < 1 || packet[0] != 0) {
+    const std::string_view packet = read_packet();
+    const auto first = packet.empty() ? 0xff : static_cast<uint8_t>(packet[0]);
+    if (packet.size() < 9 && first == 0xfe) return nullptr;  // EOF: the end, read to
+    if (first != 0) {
       throw Error("reading the binlog after " + position_.to_string() +
                   ": the server sent a packet that is not an event");
     }
-    const std::string_view bytes(reinterpret_cast<const char*>(packet + 1), length - 1);
+    const std::string_view bytes = packet.substr(1);
     event_ = parse_binlog_event(bytes, checksums_);
     if (rotated_) {
       before_.file = position_.file;
@@ -209,9 +209,10 @@ class BinlogStream {
   std::string& inflated() { return inflated_; }
 
   /// Whether an event has come in, in part at least, so that next() would
-  /// not wait for the server: bytes in the client library's read-ahead
-  /// cache, or on the socket.
+  /// not wait for the server: bytes read ahead (by packets_, or in the
+  /// client library's cache), or on the socket.
   bool has_data() const {
+    if (packets_) return packets_->has_data();
     if (has_unread_bytes(connection_->raw())) return true;
     pollfd socket{.fd = static_cast<int>(mysql_get_socket(connection_->raw())), .events = POLLIN};
     return ::poll(&socket, 1, 0) > 0;
@@ -258,9 +259,46 @@ class BinlogStream {
                       "afresh with a snapshot");
   }
 
+  // The next packet: read by the client library, or, once it holds no
+  // bytes read ahead on a connection without TLS, by packets_.
+  std::string_view read_packet() {
+    if (!packets_) {
+      MYSQL* mysql = connection_->raw();
+      const unsigned long length = mysql_net_read_packet(mysql);
+      if (length == packet_error) fail(reading());
+      const std::string_view packet(reinterpret_cast<const char*>(mysql->net.read_pos), length);
+      take_over();
+      return packet;
+    }
+    std::string_view packet;
+    try {
+      packet = packets_->next();
+    } catch (const MySqlError& e) {
+      fail(reading(), e.code(), e.message());
+    }
+    if (!packet.empty() && static_cast<uint8_t>(packet[0]) == 0xff) {
+      // An error: its code (2 bytes), '#' and the SQLSTATE (5), the message.
+      const auto* bytes = reinterpret_cast<const uint8_t*>(packet.data());
+      const unsigned code = packet.size() >= 3 ? bytes[1] | bytes[2] << 8 : CR_UNKNOWN_ERROR;
+      std::string_view message = packet.substr(std::min<size_t>(3, packet.size()));
+      if (message.starts_with('#')) message.remove_prefix(std::min<size_t>(6, message.size()));
+      fail(reading(), code, std::string(message));
+    }
+    return packet;
+  }
+  // Hands reading to packets_ where it may.
+  void take_over() {
+    if (!plain_ || has_unread_bytes(connection_->raw())) return;
+    packets_.emplace(static_cast<int>(mysql_get_socket(connection_->raw())),
+                     std::chrono::milliseconds(connection_->timeout()));
+  }
+  std::string reading() const { return "reading the binlog after " + position_.to_string(); }
+
   [[noreturn]] void fail(const std::string& doing) const {
-    const unsigned code = mysql_errno(connection_->raw());
-    const std::string message = mysql_error(connection_->raw());
+    fail(doing, mysql_errno(connection_->raw()), mysql_error(connection_->raw()));
+  }
+  [[noreturn]] void fail(const std::string& doing, unsigned code,
+                         const std::string& message) const {
     switch (code) {
       case ER_MASTER_FATAL_ERROR_READING_BINLOG:  // 1236: purged, or no such position
         throw ConfigError(doing + ": the server cannot send it (" + message +
@@ -284,8 +322,10 @@ class BinlogStream {
   }
 
   std::unique_ptr<MySqlConnection> connection_;
-  st_mariadb_rpl* rpl_ = nullptr;  // what opened the stream
-  BinlogEvent event_;              // next()'s last
+  st_mariadb_rpl* rpl_ = nullptr;        // what opened the stream
+  bool plain_ = false;                   // whether the connection has neither TLS nor compression
+  std::optional<PacketReader> packets_;  // what reads it, once the client library does not
+  BinlogEvent event_;                    // next()'s last
   std::string inflated_;
   bool checksums_ = true;  // whether events end in a CRC32
   BinlogPosition position_;
