@@ -1046,7 +1046,8 @@ class MySqlCdcSource final : public Source {
   }
 
   // Row change `changes[i]` and the row changes after it in the same batch,
-  // in one append; returns the index of the next change.
+  // in one append, or their batch's columns taken whole where they are all
+  // it holds; returns the index of the next change.
   size_t emit_rows(Collector& out, BinlogChanges& changes, size_t i) {
     const BinlogChange& first = changes[i];
     rows_.clear();
